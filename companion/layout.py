@@ -1,0 +1,130 @@
+"""The observed table: what vision produces and play-along consumes.
+
+A ``TableLayout`` says, slot by slot, which card the camera sees where, how sure
+it is, and the runner-up readings for the correction UI. It belongs to the
+rules core (no OpenCV, no numpy needed) so every layer can share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator, Optional
+
+from companion.cards import Card
+from companion.errors import InvalidLayoutError
+
+
+@dataclass(frozen=True)
+class SlotReading:
+    """One place on the table: a card (or ``None`` when the place is empty)."""
+
+    card: Optional[Card]
+    score: float = 1.0
+    #: Best readings first, ``(card, score)``; the first is normally ``card``.
+    alternatives: tuple[tuple[Card, float], ...] = ()
+    #: True when a person set this slot by hand: it overrides recognition.
+    corrected: bool = False
+
+    @classmethod
+    def empty(cls, score: float = 1.0) -> "SlotReading":
+        return cls(None, score)
+
+    @classmethod
+    def known(cls, card: Card, score: float = 1.0) -> "SlotReading":
+        return cls(card, score, ((card, score),))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "card": None if self.card is None else str(self.card),
+            "score": round(float(self.score), 4),
+            "alternatives": [[str(c), round(float(s), 4)] for c, s in self.alternatives],
+            "corrected": self.corrected,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "SlotReading":
+        card = data.get("card")
+        return cls(
+            None if card is None else Card.parse(card),
+            float(data.get("score", 1.0)),
+            tuple((Card.parse(c), float(s)) for c, s in data.get("alternatives", [])),
+            bool(data.get("corrected", False)),
+        )
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """A stable view of the table.
+
+    ``pyramid[r][i]`` is row ``r`` (0 = apex row) slot ``i`` (left to right, as
+    the deal lists them; for an inverted pyramid row 0 is still the 1-card row).
+    ``waste`` holds one tuple per waste pile, bottom to top, of the cards that
+    can be seen (usually only the top). ``stock_present`` tells whether a
+    face-down stock pile is on the table.
+    """
+
+    pyramid: tuple[tuple[SlotReading, ...], ...]
+    waste: tuple[tuple[Card, ...], ...] = ((),)
+    cells: tuple[Optional[Card], ...] = ()
+    reserve: tuple[Optional[Card], ...] = ()
+    stock_present: bool = True
+    #: Problems a person should look at (duplicates, low confidence, impossible cards).
+    problems: tuple[str, ...] = ()
+    #: Frame index (or other source position) this layout was accepted at.
+    frame: int = -1
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        for r, row in enumerate(self.pyramid):
+            if len(row) != r + 1:
+                raise InvalidLayoutError(f"pyramid row {r + 1} has {len(row)} slots, expected {r + 1}")
+
+    @property
+    def rows(self) -> int:
+        return len(self.pyramid)
+
+    def slots(self) -> Iterator[tuple[int, int, SlotReading]]:
+        for r, row in enumerate(self.pyramid):
+            for i, slot in enumerate(row):
+                yield r, i, slot
+
+    def pyramid_cards(self) -> list[list[Optional[Card]]]:
+        return [[s.card for s in row] for row in self.pyramid]
+
+    def waste_tops(self) -> tuple[Optional[Card], ...]:
+        return tuple(pile[-1] if pile else None for pile in self.waste)
+
+    def visible_cards(self) -> list[Card]:
+        cards = [s.card for _, _, s in self.slots() if s.card is not None]
+        cards += [c for pile in self.waste for c in pile]
+        cards += [c for c in self.cells if c is not None]
+        cards += [c for c in self.reserve if c is not None]
+        return cards
+
+    def with_slot(self, row: int, index: int, reading: SlotReading) -> "TableLayout":
+        rows = [list(r) for r in self.pyramid]
+        rows[row][index] = reading
+        return replace(self, pyramid=tuple(tuple(r) for r in rows))
+
+    @classmethod
+    def from_cards(cls, pyramid: list[list[Optional[Card]]], waste: tuple[tuple[Card, ...], ...] = ((),),
+                   **kwargs: Any) -> "TableLayout":
+        rows = tuple(tuple(SlotReading.empty() if c is None else SlotReading.known(c) for c in row)
+                     for row in pyramid)
+        return cls(rows, waste, **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        def code(c: Optional[Card]) -> Optional[str]:
+            return None if c is None else str(c)
+        return {
+            "pyramid": [[code(s.card) for s in row] for row in self.pyramid],
+            "scores": [[round(float(s.score), 4) for s in row] for row in self.pyramid],
+            "alternatives": [[[[str(c), round(float(p), 4)] for c, p in s.alternatives] for s in row]
+                             for row in self.pyramid],
+            "waste": [[str(c) for c in pile] for pile in self.waste],
+            "cells": [code(c) for c in self.cells],
+            "reserve": [code(c) for c in self.reserve],
+            "stock_present": self.stock_present,
+            "problems": list(self.problems),
+            "frame": self.frame,
+        }

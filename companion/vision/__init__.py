@@ -1,0 +1,1 @@
+"""Vision: from camera frames to a checked ``TableLayout``. Imports OpenCV and numpy, never Qt."""
