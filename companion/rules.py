@@ -35,6 +35,8 @@ class Rules:
     win: str = WIN_PYRAMID           # WIN_PYRAMID or WIN_ALL
     free_cells: int = 0              # cells holding one card each, playable
     reserve: int = 0                 # cards dealt face up in a reserve row after the pyramid
+    reserve_piles: int = 0           # 0: each reserve card lies alone; n: reserve card i goes onto
+                                     # pile i % n (dealt row by row), only pile tops play (Giza: 8)
     inverted: bool = False           # apex at the bottom: the widest row is covered by the narrower ones
     face_down_rows: int = 0          # upper rows dealt face down, turned when uncovered
     stock_known: bool = False        # the whole stock lies face up: the player knows its order
@@ -60,6 +62,9 @@ class Rules:
             problems.append(f"free_cells={self.free_cells!r} (0..4)")
         if self.reserve < 0 or self.reserve > self.deck - self.pyramid_size:
             problems.append(f"reserve={self.reserve!r} (0..{self.deck - self.pyramid_size})")
+        if self.reserve_piles < 0 or (self.reserve_piles and not self.reserve) or (
+                self.reserve_piles > max(self.reserve, 0)):
+            problems.append(f"reserve_piles={self.reserve_piles!r} (0, or 1..reserve={self.reserve})")
         if not 0 <= self.face_down_rows < self.rows:
             problems.append(f"face_down_rows={self.face_down_rows!r} (0..{self.rows - 1})")
         if self.scoring not in SCORINGS:
@@ -168,8 +173,8 @@ def _make(name: str, **fields: Any) -> Rules:
 
 _STANDARD = dict(draw=1, passes=3, stock_playable=True, stock_waste_pairs=True, win=WIN_ALL)
 
-#: Named presets. The first seven follow the meanings fixed in the project's issue;
-#: the PySolFC/Wikipedia families are documented in README.md ("Rule presets").
+#: Named presets. The first ten follow the meanings fixed in the project's issue; the
+#: PySolFC / Wikipedia families (giza .. small) are documented with sources in docs/rules.md.
 PRESETS: dict[str, Rules] = {
     "classic": _make("classic"),
     "standard": _make("standard", **_STANDARD),
@@ -181,10 +186,19 @@ PRESETS: dict[str, Rules] = {
     "king-tut": _make("king-tut", draw=3),
     "ancient-egypt": _make("ancient-egypt", draw=3, waste_piles=3, passes=1, free_cells=1,
                            stock_waste_pairs=True, scoring="points"),
-    "apophis": _make("apophis", draw=3, waste_piles=3, passes=3, stock_waste_pairs=True),
-    "giza": _make("giza", reserve=24, stock_waste_pairs=True, win=WIN_ALL),
-    "triangle": _make("triangle", inverted=True, **{**_STANDARD, "win": WIN_PYRAMID}),
-    "thirteen": _make("thirteen", face_down_rows=6, **{**_STANDARD, "win": WIN_PYRAMID}),
+    # PySolFC Apophis: three waste piles dealt one card each, 3 rounds, the stock top does not
+    # play, waste tops pair with each other; PySolFC keeps Pyramid's win (all 52 cards).
+    "apophis": _make("apophis", draw=3, waste_piles=3, passes=3, stock_waste_pairs=True, win=WIN_ALL),
+    # PySolFC Giza: no stock; the 24 other cards face up in 8 reserve piles of 3, pile tops play
+    # and pair with anything open; win = all cards.
+    "giza": _make("giza", reserve=24, reserve_piles=8, stock_waste_pairs=True, win=WIN_ALL),
+    # PySolFC Triangle: Pyramid (stock top plays, 3 rounds, all cards) on an inverted pyramid.
+    "triangle": _make("triangle", inverted=True, **_STANDARD),
+    # PySolFC Thirteen (listed, unfinished): the 21 upper cards face down, one pass, two cards of
+    # the draw sequence playable (here: stock top and waste top), win = all cards.
+    "thirteen": _make("thirteen", face_down_rows=6, **{**_STANDARD, "passes": 1}),
+    # Wikipedia / Wikibooks variation: seven cards dealt face up below the pyramid pair with each
+    # other, the pyramid and the stock; relaxed win.
     "reserve": _make("reserve", reserve=7, **{**_STANDARD, "win": WIN_PYRAMID}),
     "spanish": _make("spanish", deck=48, **{**_STANDARD, "win": WIN_PYRAMID}),
     "small": _make("small", rows=6, **{**_STANDARD, "win": WIN_PYRAMID}),
