@@ -8,10 +8,18 @@ rules core (no OpenCV, no numpy needed) so every layer can share it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from companion.cards import Card
 from companion.errors import InvalidLayoutError
+
+if TYPE_CHECKING:
+    from companion.rules import Rules
+
+
+def slot_name(row: int, index: int) -> str:
+    """How a person is told about a slot: ``"row 3 card 2"`` (1-based, apex row first, from the left)."""
+    return f"row {row + 1} card {index + 1}"
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,50 @@ class TableLayout:
         rows = tuple(tuple(SlotReading.empty() if c is None else SlotReading.known(c) for c in row)
                      for row in pyramid)
         return cls(rows, waste, **kwargs)
+
+    def check(self, rules: "Rules") -> tuple[str, ...]:
+        """What cannot be a position of a game under ``rules``, as sentences a UI can show.
+
+        Checks the pyramid's size, cards outside the rules' deck, a card seen
+        twice, a card lying on an empty slot (the cards under a card cannot be
+        removed before it), and the number of waste piles, cells and reserve
+        places. An empty tuple means the layout is a possible position.
+        """
+        problems: list[str] = []
+        if self.rows != rules.rows:
+            problems.append(f"the pyramid has {self.rows} rows; the rules {rules.name!r} deal {rules.rows}")
+        deck = set(rules.deck_cards())
+        where: dict[Card, str] = {}
+        places: list[tuple[str, Card]] = [(slot_name(r, i), s.card) for r, i, s in self.slots()
+                                          if s.card is not None]
+        for p, pile in enumerate(self.waste):
+            label = "waste" if len(self.waste) == 1 else f"waste pile {p + 1}"
+            places += [(label, c) for c in pile]
+        places += [(f"cell {k + 1}", c) for k, c in enumerate(self.cells) if c is not None]
+        places += [(f"reserve {k + 1}", c) for k, c in enumerate(self.reserve) if c is not None]
+        for place, card in places:
+            if card not in deck:
+                problems.append(f"{place}: {card} is not in the {rules.deck}-card deck of {rules.name!r}")
+            if card in where:
+                problems.append(f"{card} is seen twice: {where[card]} and {place}")
+            else:
+                where[card] = place
+        if self.rows == rules.rows:
+            for r, i, s in self.slots():
+                if s.card is None:
+                    continue
+                under = ([(r + 1, i), (r + 1, i + 1)] if rules.inverted else [(r - 1, i - 1), (r - 1, i)])
+                for (ur, ui) in under:
+                    if 0 <= ur < self.rows and 0 <= ui <= ur and self.pyramid[ur][ui].card is None:
+                        problems.append(f"{slot_name(r, i)}: {s.card} lies on {slot_name(ur, ui)}, "
+                                        "which is empty (a card there was not seen?)")
+        if len(self.waste) > max(1, rules.waste_piles):
+            problems.append(f"{len(self.waste)} waste piles; the rules have {rules.waste_piles}")
+        if len([c for c in self.cells if c is not None]) > rules.free_cells:
+            problems.append(f"cards in {len(self.cells)} cells; the rules have {rules.free_cells}")
+        if len([c for c in self.reserve if c is not None]) > rules.reserve:
+            problems.append(f"{len(self.reserve)} reserve cards; the rules have {rules.reserve}")
+        return tuple(problems)
 
     def to_json(self) -> dict[str, Any]:
         def code(c: Optional[Card]) -> Optional[str]:

@@ -1,0 +1,193 @@
+"""The built-in demo source: a drawn table with two deliberate misreads, then a game played on it.
+
+Used when no camera exists and no demo video is bundled, so a newcomer sees
+recognition, low-confidence marks, correction, play-along and advice at once.
+The layout comes with each frame (no model needed): it is what a recognizer
+would report, including the two misread slots (until their cards are taken).
+After ``start_game()`` (the window calls it on Confirm) the "hands" play one
+move every ``step_s`` seconds: kings, then pairs, then the stock, never
+touching a face-up stock top (the layout has no place for it).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any, Optional
+
+from companion.cards import Card
+from companion.layout import SlotReading, TableLayout
+from companion.moves import DRAW, REMOVE, Move
+from companion.rules import Rules
+from companion.app.capture import Frame
+from companion.app.places import STOCK, WASTE, Place
+
+WIDTH, HEIGHT = 1280, 720
+CARD_W, CARD_H = 104, 146
+STEP_Y = CARD_H * 0.55
+#: (row, index) of the slots the demo "misreads", with the score of the wrong reading.
+MISREADS = {(3, 1): 0.46, (5, 4): 0.52}
+
+
+def demo_deal(rules: Rules, seed: int = 7) -> list[Card]:
+    cards = list(rules.deck_cards())
+    random.Random(seed).shuffle(cards)
+    return cards
+
+
+def _misread_of(card: Card, used: set[Card], rules: Rules) -> Card:
+    """A plausible misread: same suit, a nearby rank (6 for 8, ...), not in the pyramid."""
+    for delta in (2, -2, 1, -1, 3, -3):
+        rank = card.rank + delta
+        if 1 <= rank <= 13:
+            other = Card(rank, card.suit)
+            if other not in used and other in rules.deck_cards():
+                return other
+    return card
+
+
+def _playable(rules: Rules) -> bool:
+    return (rules.waste_piles == 1 and not rules.free_cells and not rules.reserve and not rules.inverted
+            and not rules.face_down_rows)
+
+
+class DemoSource:
+    def __init__(self, rules: Rules, seed: int = 7, step_s: float = 2.5) -> None:
+        self.name = "demo"
+        self.rules = rules
+        self.deal = demo_deal(rules, seed)
+        self.step_s = step_s
+        pyramid = self.deal[: rules.pyramid_size]
+        self._misread = {(r, i): _misread_of(pyramid[r * (r + 1) // 2 + i], set(pyramid), rules)
+                         for (r, i) in MISREADS}
+        self._count = 0
+        self._playing = threading.Event()
+        self._next_step = 0.0
+        self.state: Any = None
+        #: The moves the demo's "hands" made, in order (the truth play-along should recover).
+        self.played: list[Move] = []
+        self._image, self.layout, self.boxes = self._render(list(pyramid), None, True)
+
+    # --- the game on the table --------------------------------------------------------
+    def start_game(self) -> None:
+        """Start playing moves on the table (thread-safe: called from the GUI thread)."""
+        self._playing.set()
+
+    def _step(self) -> None:
+        if self.state is None:
+            try:
+                from companion.game import Deal, GameState
+            except ImportError:
+                return
+            if not _playable(self.rules):
+                return
+            self.state = GameState.initial(self.rules, Deal.parse(" ".join(map(str, self.deal)), self.rules))
+        if self.state.result != "playing":
+            return
+        move = self._choose(self.state)
+        if move is None:
+            return
+        self.state = self.state.apply(move)
+        self.played.append(move)
+        state = self.state
+        waste = state.waste[0]
+        self._image, self.layout, self.boxes = self._render(list(state.pyramid), waste[-1] if waste else None,
+                                                            bool(state.stock))
+
+    def _choose(self, state: Any) -> Optional[Move]:
+        stock_top = state.stock[0] if state.stock and self.rules.stock_playable else None
+        moves = [m for m in state.legal_moves() if stock_top is None or stock_top not in m.cards]
+        if not moves:
+            return None
+        pyramid = {c for c in state.pyramid if c is not None}
+
+        def rank(m: Move) -> tuple:
+            if m.kind == REMOVE:
+                return (0 if len(m.cards) == 1 else 1, -sum(c in pyramid for c in m.cards))
+            return (2, 0 if m.kind == DRAW else 1)
+
+        return min(moves, key=rank)
+
+    # --- drawing -------------------------------------------------------------------------
+    def _render(self, pyramid: list[Optional[Card]], waste_top: Optional[Card], stock_present: bool):
+        import cv2
+        import numpy as np
+
+        rules = self.rules
+        image = np.zeros((HEIGHT, WIDTH, 3), np.uint8)
+        image[:] = (40, 100, 30)  # green felt (BGR)
+        image = cv2.add(image, np.random.default_rng(1).integers(0, 12, image.shape, dtype=np.uint8))
+        readings: list[list[SlotReading]] = []
+        boxes: dict[Place, tuple[float, float, float, float]] = {}
+        flat = 0
+        for r in range(rules.rows):
+            row: list[SlotReading] = []
+            y = 16 + r * STEP_Y
+            x0 = WIDTH / 2 - ((r + 1) * CARD_W + r * 10) / 2
+            for i in range(r + 1):
+                card = pyramid[flat]
+                flat += 1
+                if card is None:
+                    row.append(SlotReading.empty(0.95))
+                    continue
+                x = x0 + i * (CARD_W + 10)
+                self._draw_card(image, card, int(x), int(y))
+                boxes[Place.slot(r, i)] = (x, y, x + CARD_W, y + CARD_H)
+                wrong = self._misread.get((r, i))
+                if wrong is None:
+                    row.append(SlotReading(card, 0.97, ((card, 0.97),)))
+                else:
+                    score = MISREADS[(r, i)]
+                    row.append(SlotReading(wrong, score, ((wrong, score), (card, round(score - 0.08, 2)))))
+            readings.append(row)
+        # Stock (face down) and waste to the left of the pyramid's lower rows.
+        sx, sy = int(WIDTH / 2 - 5.8 * CARD_W), int(16 + (rules.rows - 1) * STEP_Y)
+        if stock_present:
+            for k in range(3):
+                box = (sx + 2 * k, sy - 2 * k), (sx + CARD_W + 2 * k, sy + CARD_H - 2 * k)
+                cv2.rectangle(image, *box, (120, 60, 20), -1)
+                cv2.rectangle(image, *box, (230, 230, 230), 2)
+            boxes[Place(STOCK)] = (sx, sy, sx + CARD_W, sy + CARD_H)
+        wx, wy = sx, int(sy - CARD_H - 30)
+        if waste_top is not None:
+            self._draw_card(image, waste_top, wx, wy)
+            boxes[Place(WASTE)] = (wx, wy, wx + CARD_W, wy + CARD_H)
+        problems = tuple(f"r{r + 1}s{i + 1}: low confidence" for (r, i) in MISREADS
+                         if pyramid[r * (r + 1) // 2 + i] is not None)
+        layout = TableLayout(tuple(tuple(row) for row in readings),
+                             waste=((waste_top,),) if waste_top is not None else ((),),
+                             stock_present=stock_present, problems=problems)
+        return image, layout, boxes
+
+    @staticmethod
+    def _draw_card(image, card: Card, x: int, y: int) -> None:
+        import cv2
+
+        cv2.rectangle(image, (x + 3, y + 3), (x + CARD_W + 3, y + CARD_H + 3), (20, 50, 15), -1)  # shadow
+        cv2.rectangle(image, (x, y), (x + CARD_W, y + CARD_H), (245, 245, 245), -1)
+        cv2.rectangle(image, (x, y), (x + CARD_W, y + CARD_H), (90, 90, 90), 1)
+        color = (40, 40, 200) if card.suit in "DH" else (30, 30, 30)
+        rank = "10" if card.rank == 10 else card.code[0]
+        cv2.putText(image, rank, (x + 6, y + 34), cv2.FONT_HERSHEY_SIMPLEX, 1.1, color, 2, cv2.LINE_AA)
+        cv2.putText(image, card.suit, (x + 8, y + 64), cv2.FONT_HERSHEY_SIMPLEX, 0.9, color, 2, cv2.LINE_AA)
+        cv2.putText(image, rank + card.suit, (x + CARD_W // 2 - 10, y + CARD_H - 20), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.6, color, 1, cv2.LINE_AA)
+
+    # --- FrameSource ---------------------------------------------------------------------
+    def reopen(self) -> bool:
+        return True
+
+    def read(self) -> Optional[Frame]:
+        if self._playing.is_set():
+            now = time.monotonic()
+            if self._next_step == 0.0:
+                self._next_step = now + self.step_s
+            elif now >= self._next_step:
+                self._next_step = now + self.step_s
+                self._step()
+        self._count += 1
+        return Frame(self._image, self._count - 1, self.layout, dict(self.boxes))
+
+    def close(self) -> None:
+        pass

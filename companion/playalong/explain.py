@@ -1,0 +1,182 @@
+"""Find the legal move sequence that explains a change of the table.
+
+Breadth-first over legal moves from the recorded state, shortest first, until
+a state agrees with the observation. The search stays small because removals
+are permanent: a move may only remove cards the camera no longer sees, so the
+branching is mostly draws and recycles. Unknown stock cards are learned on the
+way: a draw that turns unknown cards may only turn cards the camera now sees
+for the first time (``deep=True`` also lets a hidden draw turn an unseen card
+that pairs with a card that vanished, for views blocked during a draw+pair).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from companion.cards import Card
+from companion.moves import REMOVE, TO_CELL, Move
+from companion.playalong.knowledge import learn_stock, learn_waste
+from companion.playalong.view import Observation, agrees
+
+#: A step of an explanation: the stock cards learned just before the move, then the move.
+Step = tuple[tuple[Card, ...], Move]
+
+
+@dataclass
+class Explanation:
+    steps: list[Step]
+    state: Any
+    #: Other sequences of the same length that explain the change (distinct move sets).
+    alternatives: list[list[Step]] = field(default_factory=list)
+    #: True when a hidden draw had to guess an unseen stock card.
+    guessed: bool = False
+    nodes: int = 0
+    #: Cards named before the first move (a face-up stock top, a waste card seen again).
+    learned: tuple[Card, ...] = ()
+
+    @property
+    def moves(self) -> list[Move]:
+        return [m for _, m in self.steps]
+
+
+class Explainer:
+    """Bounded shortest-sequence search; one instance per question."""
+
+    def __init__(self, obs: Observation, *, max_moves: int = 8, max_nodes: int = 20000,
+                 deep: bool = False, max_alternatives: int = 8) -> None:
+        self.obs = obs
+        self.seen = obs.visible()
+        self.max_moves = max_moves
+        self.max_nodes = max_nodes
+        self.deep = deep
+        self.max_alternatives = max_alternatives
+        self.nodes = 0
+
+    # --- learning the cards the camera shows for the first time -----------------------
+    def learn(self, state: Any) -> tuple[Any, tuple[Card, ...]]:
+        """Name the unknown waste cards (and face-up stock top) that the observation shows."""
+        learned: list[Card] = []
+        obs = self.obs
+        for i, (pile, seen) in enumerate(zip(state.waste, obs.waste)):
+            for depth in range(min(len(pile), len(seen))):
+                card = seen[-1 - depth]
+                if pile[-1 - depth] is None and card in state.unseen():
+                    state = learn_waste(state, i, depth, card)
+                    learned.append(card)
+        if state.rules.face_down_rows:
+            pyramid = state.pyramid
+            for s, card in enumerate(obs.pyramid):
+                if (card is not None and pyramid[s] is None and not state.slot_empty(s)
+                        and state.visible(s) and card in state.unseen()):
+                    state = state.reveal(card, s)
+                    learned.append(card)
+        top = obs.stock_top
+        if top is not None and state.stock and state.stock[0] is None and top in state.unseen():
+            state = learn_stock(state, 0, top)
+            learned.append(top)
+        return state, tuple(learned)
+
+    def _guesses(self, state: Any, start: Any) -> list[Card]:
+        """Unseen cards a hidden draw may have turned: kings and partners of cards that vanished."""
+        rules = state.rules
+        gone = [c for c in start.available() if c not in self.seen]
+        gone += [c for c in start.pyramid if c is not None and c not in self.seen]
+        want = {rules.pair_sum - rules.value(c) for c in gone} | {rules.pair_sum}
+        return sorted((c for c in state.unseen() if c not in self.seen and rules.value(c) in want),
+                      key=lambda c: c.index)
+
+    def _useful(self, move: Move) -> bool:
+        """Prune moves the observation rules out: removing or parking a card still seen in play."""
+        if move.kind == REMOVE:
+            return not any(c in self.seen for c in move.cards)
+        if move.kind == TO_CELL:
+            card = move.cards[0]
+            return card not in self.seen or card in self.obs.cells
+        return True
+
+    def _children(self, state: Any, start: Any) -> Iterator[tuple[tuple[Card, ...], Move, Any]]:
+        for move in state.legal_moves():
+            if not self._useful(move):
+                continue
+            child, learned = self.learn(state.apply(move))
+            yield learned, move, child
+        if self.deep and state.stock and state.stock[0] is None:
+            # the view was blocked while an unseen card was turned and played at once:
+            # name it so that the removal using it becomes a legal move
+            for card in self._guesses(state, start):
+                try:
+                    base = state.reveal(card)
+                except ValueError:
+                    continue
+                for move in base.legal_moves():
+                    if card in move.cards and self._useful(move):
+                        child, learned = self.learn(base.apply(move))
+                        yield (card,) + learned, move, child
+
+    def search(self, start: Any) -> Optional[Explanation]:
+        """The shortest explanation (0 moves when ``start`` already agrees), or None."""
+        start, learned0 = self.learn(start)
+        if agrees(start, self.obs):
+            return Explanation([], start, learned=learned0)
+        frontier: deque[tuple[Any, list[Step]]] = deque([(start, [])])
+        seen_keys = {start.key()}
+        goals: list[tuple[list[Step], Any]] = []
+        depth = 0
+        while frontier and depth < self.max_moves and not goals:
+            depth += 1
+            next_frontier: deque[tuple[Any, list[Step]]] = deque()
+            for state, path in frontier:
+                for learned, move, child in self._children(state, start):
+                    self.nodes += 1
+                    steps = path + [(learned, move)]
+                    if agrees(child, self.obs):
+                        goals.append((steps, child))
+                        continue
+                    key = child.key()
+                    if key in seen_keys:
+                        continue
+                    seen_keys.add(key)
+                    next_frontier.append((child, steps))
+                if self.nodes > self.max_nodes:
+                    break
+            if self.nodes > self.max_nodes:
+                break
+            frontier = next_frontier
+        if not goals:
+            return None
+        found = self._pick(goals, start)
+        found.learned = learned0
+        return found
+
+    # --- choosing among explanations ----------------------------------------------------
+    def _pick(self, goals: list[tuple[list[Step], Any]], start: Any) -> Explanation:
+        distinct: dict[Any, tuple[list[Step], Any]] = {}
+        for steps, state in goals:
+            sig = (frozenset(str(m) for _, m in steps), tuple(c for ls, _ in steps for c in ls))
+            distinct.setdefault(sig, (steps, state))
+        options = list(distinct.values())
+        available = start.available()
+
+        def likelihood(option: tuple[list[Step], Any]) -> tuple:
+            steps, state = option
+            # people play what they can see: moves whose cards were open at the start first
+            open_now = sum(1 for _, m in steps if m.cards and all(c in available for c in m.cards))
+            stock_ok = int(bool(state.stock) == self.obs.stock_present)
+            guessed = sum(1 for ls, _ in steps for c in ls if c not in self.seen)
+            return (stock_ok, -guessed, open_now)
+
+        ranked = sorted(options, key=likelihood, reverse=True)  # stable: BFS order breaks ties
+        best_steps, best_state = ranked[0]
+        guessed = any(c not in self.seen for ls, _ in best_steps for c in ls)
+        return Explanation(best_steps, best_state, [s for s, _ in ranked[1:self.max_alternatives + 1]],
+                           guessed, self.nodes)
+
+
+def explain(start: Any, obs: Observation, *, max_moves: int = 8, max_nodes: int = 20000) -> Optional[Explanation]:
+    """Shortest legal sequence from ``start`` to a state agreeing with ``obs`` (None if none found)."""
+    found = Explainer(obs, max_moves=max_moves, max_nodes=max_nodes).search(start)
+    if found is None:
+        found = Explainer(obs, max_moves=max_moves, max_nodes=max_nodes, deep=True).search(start)
+    return found

@@ -1,0 +1,331 @@
+"""Follow a physical game: stable table layouts in, recorded moves and readable events out.
+
+``Follower(rules, deal)`` keeps a :class:`~companion.game.Game`. Each stable
+layout is compared with the recorded position; a change is explained by the
+shortest legal move sequence (``explain``), recorded, and reported as ``move``
+events. A change no legal sequence explains is either the eye's fault (a slot
+reading a card that contradicts a confirmed one: a ``check`` event naming the
+slot) or the person's (an ``illegal`` event with the reason); the recorded game
+then keeps its last legal position until the table matches a legal
+continuation again, or the person overrides. Nothing recorded is ever dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+from companion.cards import Card
+from companion.errors import IllegalMoveError, InvalidLayoutError
+from companion.game import Deal, Game
+from companion.layout import TableLayout
+from companion.moves import DRAW, Move
+from companion.playalong.explain import Explainer, Explanation
+from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
+
+MOVE, ILLEGAL, CHECK = "move", "illegal", "check"
+#: Below this score an empty/occupied reading is doubted before a move is called illegal.
+LOW_SCORE = 0.6
+
+
+@dataclass(frozen=True)
+class Event:
+    frame: int
+    kind: str  # "move" | "illegal" | "check"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"frame": int(self.frame), "kind": self.kind, "text": self.text}
+
+
+def deal_from_layout(rules: Any, layout: TableLayout) -> Deal:
+    """The deal as a first stable layout shows it: pyramid and reserve, stock unknown."""
+    from companion.game.deal import face_down_slots
+    hidden = face_down_slots(rules)
+    pyramid = [s.card for _, _, s in layout.slots()]
+    if len(pyramid) != rules.pyramid_size:
+        raise InvalidLayoutError(f"the layout has {len(pyramid)} pyramid slots, rules {rules.name!r} "
+                                 f"need {rules.pyramid_size}")
+    missing = [slot_name(i) for i, c in enumerate(pyramid) if c is None and i not in hidden]
+    if missing:
+        raise InvalidLayoutError(f"the first layout is not a full deal: nothing seen at {', '.join(missing)}")
+    reserve = list(layout.reserve)[:rules.reserve]
+    if len(reserve) < rules.reserve or None in reserve:
+        raise InvalidLayoutError(f"the first layout shows {sum(c is not None for c in reserve)} reserve "
+                                 f"cards, rules {rules.name!r} deal {rules.reserve}")
+    return Deal.from_cards(rules, [None if i in hidden else c for i, c in enumerate(pyramid)], reserve)
+
+
+class Follower:
+    """Follow one game. ``start``: a Deal, deal text, a first layout, or a Game to resume."""
+
+    def __init__(self, rules: Any, start: Deal | str | TableLayout | Game, *, max_moves: int = 8,
+                 max_nodes: int = 20000) -> None:
+        self.rules = rules
+        self.max_moves = max_moves
+        self.max_nodes = max_nodes
+        self.events: list[Event] = []
+        self.status = "ok"  # "ok" | "illegal" | "check"
+        self._last_sig: Optional[tuple] = None
+        self._last_obs: Optional[Observation] = None
+        self._last_illegal: Optional[str] = None
+        self._open_checks: set[tuple] = set()
+        first: Optional[TableLayout] = None
+        if isinstance(start, Game):
+            self.game = start
+        elif isinstance(start, TableLayout):
+            first = start
+            self.game = Game(rules, deal_from_layout(rules, start))
+        else:
+            self.game = Game(rules, Deal.parse(start, rules) if isinstance(start, str) else start)
+        if first is not None:
+            self.feed(first)
+
+    # --- views ---------------------------------------------------------------------------
+    @property
+    def state(self) -> Any:
+        return self.game.state
+
+    @property
+    def moves(self) -> tuple[Move, ...]:
+        return self.game.moves
+
+    # --- following -----------------------------------------------------------------------
+    def feed(self, layout: TableLayout) -> list[Event]:
+        """Take the next stable layout; returns the new events (usually none)."""
+        obs = observe(layout, self.rules)
+        sig = obs.signature
+        if sig == self._last_sig:  # the common case: nothing changed
+            return []
+        self._last_sig = sig
+        self._last_obs = obs
+        return self._process(obs)
+
+    def _process(self, obs: Observation, *, max_moves: Optional[int] = None,
+                 max_nodes: Optional[int] = None) -> list[Event]:
+        state = self.game.state
+        new: list[Event] = []
+        fixed, checks, wrong = self._eye_check(state, obs)
+        found = None
+        if not wrong:
+            found = self._explain(state, fixed, max_moves, max_nodes)
+            if found is None:
+                for alt_obs, alt_checks in self._doubtful_readings(state, fixed):
+                    found = self._explain(state, alt_obs, max_moves, max_nodes)
+                    if found is not None:
+                        checks = checks + alt_checks
+                        break
+        if found is None:
+            text = self._diagnose(state, obs, wrong)
+            self.status = "illegal"
+            if text != self._last_illegal:
+                self._last_illegal = text
+                new.append(Event(obs.frame, ILLEGAL, text))
+            self.events.extend(new)
+            return new
+        self._last_illegal = None
+        open_now = set()
+        for key, text in checks:
+            open_now.add(key)
+            if key not in self._open_checks:
+                new.append(Event(obs.frame, CHECK, text))
+        self._open_checks = open_now
+        new.extend(self._record(found, obs.frame))
+        self.status = "check" if open_now else "ok"
+        self.events.extend(new)
+        return new
+
+    def _explain(self, state: Any, obs: Observation, max_moves: Optional[int],
+                 max_nodes: Optional[int]) -> Optional[Explanation]:
+        kw = dict(max_moves=max_moves or self.max_moves, max_nodes=max_nodes or self.max_nodes)
+        found = Explainer(obs, **kw).search(state)
+        if found is None:
+            found = Explainer(obs, deep=True, **kw).search(state)
+        return found
+
+    def _record(self, found: Explanation, frame: int) -> list[Event]:
+        events: list[Event] = []
+        moves = found.moves
+        if found.state.deal != self.game.deal:
+            # cards were learned: rebuild the record on the better-known deal (same moves)
+            game = Game(self.rules, found.state.deal)
+            for m in self.game.moves:
+                game.play(m)
+            self.game = game
+        for learned, move in found.steps:
+            self.game.play(move)
+            text = str(move)
+            if learned:
+                verb = "turned" if move.kind == DRAW else "uncovered"
+                text += f" ({verb} {', '.join(map(str, learned))})"
+            events.append(Event(frame, MOVE, text))
+        if found.alternatives:
+            others = "; ".join(" ".join(str(m) for _, m in alt) for alt in found.alternatives)
+            events.append(Event(frame, CHECK, f"{len(found.alternatives) + 1} move sequences explain the "
+                                              f"change; recorded {' '.join(map(str, moves))} "
+                                              f"(also possible: {others})"))
+        if found.guessed:
+            guessed = [c for ls, _ in found.steps for c in ls if c not in (self._last_obs.visible()
+                                                                         if self._last_obs else ())]
+            events.append(Event(frame, CHECK, "the view was blocked while a stock card was turned and "
+                                              f"played: assumed it was {', '.join(map(str, guessed))}"))
+        return events
+
+    # --- the eye or the hand? --------------------------------------------------------------
+    def _eye_check(self, state: Any, obs: Observation) -> tuple[Observation, list[tuple], list[str]]:
+        """Correct slots that read a different card than the confirmed one (misreads).
+
+        Returns the corrected observation, ``((slot, card), text)`` checks, and the
+        "wrong place" problems that are the person's doing (a card moved).
+        """
+        seen = obs.visible()
+        expected = expected_pyramid(state)
+        pyramid = list(obs.pyramid)
+        checks: list[tuple] = []
+        wrong: list[str] = []
+        for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
+            if got is None or got is exp or exp is None:
+                continue
+            if exp in seen:  # the confirmed card lies elsewhere now: moved by hand, not misread
+                wrong.append(f"{exp} is in the wrong place: it belongs at {slot_name(s)}, which now shows {got}")
+                continue
+            pyramid[s] = exp
+            checks.append(((s, got), f"check {slot_name(s)}: the camera reads {got}"
+                           f"{_score_text(obs, s)}, the game has {exp}{_alt_text(obs, s, exp)}"))
+        fixed = obs.with_pyramid(tuple(pyramid)) if checks else obs
+        return fixed, checks, wrong
+
+    def _doubtful_readings(self, state: Any, obs: Observation) -> Iterable[tuple[Observation, list[tuple]]]:
+        """Observations with one doubtful slot read the way the game expects it."""
+        expected = expected_pyramid(state)
+        for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
+            if exp is got:
+                continue
+            reading = obs.readings[s] if s < len(obs.readings) else None
+            if reading is None:
+                continue
+            alts = {c for c, p in reading.alternatives if p >= 0.1}
+            if reading.score < LOW_SCORE or (exp is not None and exp in alts):
+                pyramid = list(obs.pyramid)
+                pyramid[s] = exp
+                what = f"reads {got}" if got is not None else "sees no card"
+                text = (f"check {slot_name(s)}: the camera {what}{_score_text(obs, s)}, the game has "
+                        f"{exp if exp is not None else 'no card there'}")
+                yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
+
+    def _diagnose(self, state: Any, obs: Observation, wrong: list[str]) -> str:
+        """Why no legal continuation explains the table, in words."""
+        seen = obs.visible()
+        problems = list(wrong)
+        removed = state.removed
+        history = self.game.moves
+        for c in sorted(seen & removed, key=lambda c: c.index):
+            when = next((i + 1 for i, m in enumerate(history) if c in m.cards), None)
+            problems.append(f"{c} reappears at {obs.where(c)}" +
+                            (f" (removed by move {when}, {history[when - 1]})" if when else ""))
+        expected = expected_pyramid(state)
+        for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
+            if exp is None and got is not None and got not in removed:
+                problems.append(f"{got} is in the wrong place: {slot_name(s)} is empty in the game")
+        if problems:
+            return "; ".join(problems)
+        vanished = [c for c in _open_cards(state) if c not in seen]
+        vanished.sort(key=lambda c: (-c.rank, c.suit))
+        if 1 <= len(vanished) <= 2:
+            move = Move.remove(*vanished)
+            why = state.why_illegal(move)
+            if why:
+                return why if why.startswith(str(move)) else f"{move}: {why}"
+        covered = [c for s, c in enumerate(state.pyramid)
+                   if c is not None and c not in seen and not state.exposed_mask >> s & 1]
+        if covered:
+            names = ", ".join(map(str, covered))
+            return f"{names} taken while still covered"
+        if vanished:
+            return (f"{', '.join(map(str, vanished))} gone: no legal sequence of up to "
+                    f"{self.max_moves} moves explains it")
+        new_cards = [c for c in seen if c in state.unseen()]
+        if new_cards:
+            return (f"{', '.join(map(str, new_cards))} turned up on the table, but no legal draw "
+                    f"explains it" + (" (the stock is used up)" if not state.stock else ""))
+        return "the table does not match any legal continuation of the game"
+
+    # --- the person's word ----------------------------------------------------------------
+    def override(self, moves: Iterable[Move | str] | None = None) -> list[Event]:
+        """The person says what happened.
+
+        With ``moves``: record them (all legal in turn, else IllegalMoveError and
+        nothing changes). Without: accept the best explanation of the current
+        table found with a larger search, however doubtful.
+        """
+        frame = self._last_obs.frame if self._last_obs else -1
+        new: list[Event] = []
+        if moves is not None:
+            parsed = [m if isinstance(m, Move) else Move.parse(m) for m in moves]
+            probe = self.game.state
+            for m in parsed:
+                probe = probe.apply(m)
+            for m in parsed:
+                self.game.play(m)
+                new.append(Event(frame, MOVE, f"{m} (entered by hand)"))
+            self._last_sig = None  # look at the next layout afresh
+        else:
+            if self._last_obs is None:
+                return []
+            found = self._explain(self.game.state, self._last_obs, self.max_moves * 2, self.max_nodes * 10)
+            if found is None:
+                raise IllegalMoveError("override: no legal sequence of moves leads to the table as seen; "
+                                       "enter the moves played instead")
+            new = self._record(found, frame)
+        self.status = "ok"
+        self._last_illegal = None
+        self.events.extend(new)
+        return new
+
+    # --- output ------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The ``follow --json`` object: moves, events, pyramid rows, waste, result.
+
+        ``waste`` lists the single pile bottom to top (``"??"`` for a card not
+        seen yet); with three waste piles it lists the pile tops (null when empty).
+        """
+        state = self.game.state
+        flat = [None if c is None else str(c) for c in expected_pyramid(state)]
+        rows, i = [], 0
+        for r in range(self.rules.rows):
+            rows.append(flat[i:i + r + 1])
+            i += r + 1
+        if len(state.waste) == 1:
+            waste: list[Optional[str]] = ["??" if c is None else str(c) for c in state.waste[0]]
+        else:
+            waste = [None if not p else "??" if p[-1] is None else str(p[-1]) for p in state.waste]
+        return {
+            "moves": [str(m) for m in self.game.moves],
+            "events": [e.to_json() for e in self.events],
+            "pyramid": rows,
+            "waste": waste,
+            "result": state.result,
+        }
+
+
+def _open_cards(state: Any) -> list[Card]:
+    """Cards a person sees face up in ``state`` outside face-down rows."""
+    cards = [c for c in expected_pyramid(state) if c is not None]
+    cards += [p[-1] for p in state.waste if p and p[-1] is not None]
+    cards += [c for c in state.cells if c is not None]
+    cards += [c for c in state.reserve if c is not None]
+    return cards
+
+
+def _score_text(obs: Observation, s: int) -> str:
+    if s < len(obs.readings):
+        return f" ({obs.readings[s].score:.0%})"
+    return ""
+
+
+def _alt_text(obs: Observation, s: int, card: Card) -> str:
+    if s < len(obs.readings):
+        for c, p in obs.readings[s].alternatives[1:]:
+            if c is card:
+                return f" (the camera's runner-up reading, {p:.0%})"
+    return ""

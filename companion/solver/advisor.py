@@ -1,0 +1,195 @@
+"""Hidden-stock advisor: rank the legal moves by estimated win probability.
+
+At a real table the stock is face down. ``rank_moves(state, rng, budget_seconds)``
+samples orders of the unseen cards (one seeded ``random.Random``), fills them
+in, and asks the exact solver, per sample, which legal moves still win. Each
+move gets its share of winning samples with a 95% Wilson interval, and a flag
+``throws_win`` when it loses in every sample where the position was winnable
+(with a fully known stock this is exact: the move turns a won game into a lost
+one). Every sample answers for every move (common random numbers), so moves are
+compared on the same orders.
+
+This is "perfect information" sampling: each sample's solver sees the whole
+order, so the estimates are an upper bound on what a player who learns the
+stock card by card can reach; ``tools/advisor_stats`` (``stats --advisor``)
+measures the real rate by playing whole games without seeing the stock.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from companion.moves import Move
+from companion.rules import Rules
+
+#: Cap on the states of one sampled solve; a sample that hits it counts as a loss (and is reported).
+SAMPLE_STATES = 10_000
+
+
+def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
+
+
+@dataclass(frozen=True)
+class MoveEstimate:
+    move: Move
+    wins: int
+    samples: int
+    throws_win: bool = False  # loses in every sample where the position could be won
+    proven: bool = False      # the figure holds for every order of the hidden cards
+
+    @property
+    def win_probability(self) -> float:
+        return self.wins / self.samples if self.samples else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        if self.proven:
+            return (self.win_probability, self.win_probability)
+        return wilson(self.wins, self.samples)
+
+    def __str__(self) -> str:
+        lo, hi = self.interval
+        flag = "  ! throws the win away" if self.throws_win else ""
+        return f"{str(self.move):9} {100 * self.win_probability:5.1f}%  [{100 * lo:4.1f}-{100 * hi:5.1f}]{flag}"
+
+
+@dataclass(frozen=True)
+class Ranking:
+    moves: tuple[MoveEstimate, ...]   # best first
+    samples: int                      # stock orders sampled (1 when nothing is hidden)
+    winnable: int                     # samples in which some move wins
+    unknown: int                      # sampled solves that hit their state cap (counted as losses)
+    hidden: int                       # unknown cards in the position
+    seconds: float
+    note: str = ""
+
+    @property
+    def best(self) -> Optional[MoveEstimate]:
+        return self.moves[0] if self.moves else None
+
+    @property
+    def win_probability(self) -> float:
+        return self.winnable / self.samples if self.samples else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.winnable, self.samples)
+
+
+def _order_key(est: MoveEstimate) -> tuple:
+    kind = {"remove": 0, "draw": 1, "recycle": 2}.get(est.move.kind, 3)
+    return (-est.wins, est.throws_win, kind, str(est.move))
+
+
+def rank_moves(state: Any, rng: Optional[random.Random] = None, budget_seconds: float = 0.2,
+               min_samples: int = 200, max_samples: int = 2000, rules: Optional[Rules] = None,
+               sample_states: int = SAMPLE_STATES) -> Ranking:
+    """Rank ``state.legal_moves()`` (an engine GameState) by sampled win probability.
+
+    Samples until ``budget_seconds`` is spent and at least ``min_samples`` are taken
+    (the floor wins over the budget only when there is something hidden), at most
+    ``max_samples``.
+    """
+    from companion.solver import solve_first
+    from companion.solver.engine_bridge import position_from_engine, unknown_count
+    from companion.solver.position import fast_family
+    start = time.perf_counter()
+    rng = rng or random.Random(0)
+    rules = rules or state.rules
+    moves = list(state.legal_moves())
+    hidden = unknown_count(state)
+    if not moves:
+        return Ranking((), 0, 0, 0, hidden, time.perf_counter() - start)
+    if not fast_family(rules):
+        return _rank_generic(state, moves, rng, budget_seconds, min_samples, hidden, start)
+    unseen = sorted(state.unseen(), key=lambda c: c.index)
+    stuck = False
+    wins = {m: 0 for m in moves}
+    samples = winnable = unknown = 0
+    limit = max_samples if hidden else 1
+    while samples < limit:
+        if samples >= (min_samples if hidden else 1) and time.perf_counter() - start > budget_seconds:
+            break
+        fill = unseen[:]
+        rng.shuffle(fill)
+        pos = position_from_engine(rules, state, fill)
+        verdict, first = solve_first(pos, sample_states)
+        samples += 1
+        if verdict is None:
+            unknown += 1
+            continue
+        if not verdict:
+            if samples == 1 and _layout_stuck(pos, sample_states):
+                stuck = True
+                break  # the layout alone cannot be cleared: no order of the stock helps
+            continue
+        winnable += 1
+        for m in moves:
+            if m == first:
+                wins[m] += 1
+                continue
+            after = pos.apply(m)
+            if after.is_won():
+                wins[m] += 1
+                continue
+            ok, _ = solve_first(after, sample_states)
+            if ok:
+                wins[m] += 1
+            elif ok is None:
+                unknown += 1
+    proven = stuck or not hidden
+    ests = [MoveEstimate(m, wins[m], samples, winnable > 0 and wins[m] == 0, proven) for m in moves]
+    ests.sort(key=_order_key)
+    note = "even with every hidden card at hand the goal cannot be reached" if stuck else (
+        "" if hidden else "nothing is hidden: exact")
+    return Ranking(tuple(ests), samples, winnable, unknown, hidden, time.perf_counter() - start, note)
+
+
+def _layout_stuck(pos: Any, max_states: int) -> bool:
+    """True when even with every stock card at hand the goal cannot be reached. That
+    relaxation depends on the set of hidden cards, not their order: one sample decides."""
+    from companion.solver import relaxation
+    return relaxation(pos, max_states) is False
+
+
+def _rank_generic(state: Any, moves: list[Move], rng: random.Random, budget_seconds: float,
+                  min_samples: int, hidden: int, start: float) -> Ranking:
+    """Rules outside the slot search (3 waste piles, cells): fewer samples on the engine search."""
+    from companion.game.knowledge import fill_unknown
+    from companion.solver.generic import solve_generic
+    wins = {m: 0 for m in moves}
+    samples = winnable = unknown = 0
+    while samples < (max(1, min_samples // 10) if hidden else 1) or (
+            hidden and time.perf_counter() - start < budget_seconds):
+        filled = fill_unknown(state, rng) if hidden else state
+        samples += 1
+        any_win = False
+        for m in moves:
+            sol = solve_generic(filled.rules, filled.apply(m), budget_seconds=0.2, max_states=20_000)
+            if sol.solvable:
+                wins[m] += 1
+                any_win = True
+            elif sol.solvable is None:
+                unknown += 1
+        winnable += any_win
+        if not hidden:
+            break
+    ests = sorted((MoveEstimate(m, wins[m], samples, winnable > 0 and wins[m] == 0) for m in moves),
+                  key=_order_key)
+    return Ranking(tuple(ests), samples, winnable, unknown, hidden, time.perf_counter() - start)
+
+
+#: Names the app's adapter looks for.
+advise = rank_moves
