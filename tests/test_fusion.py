@@ -1,0 +1,89 @@
+"""Fusion: hands passing over a static deal change nothing; a real change is reported after K frames."""
+
+import copy
+
+import numpy as np
+
+from companion.vision.fake import Hand, Noise, detections_from_truth, hand_path, synth_truth
+from companion.vision.fusion import DEFAULT_K, DEFAULT_QUORUM, LayoutFuser
+from companion.vision.pipeline import LayoutPipeline
+
+
+def remove_cards(truth, slots):
+    """The same scene with the cards of ``slots`` taken away (their corners gone)."""
+    t = copy.deepcopy(truth)
+    gone = {f"pyramid:{r}:{i}" for r, i in slots}
+    t["labels"] = [l for l in t["labels"] if l["where"] not in gone]
+    for r, i in slots:
+        t["pyramid_codes"][r][i] = None
+    return t
+
+
+def hand_noise(rng, truth, frames, quiet=0.4):
+    """Per frame noise: realistic, plus hands crossing the pyramid now and then (garbling reads)."""
+    noises = []
+    while len(noises) < frames:
+        if rng.random() < quiet:
+            noises += [Noise.realistic()] * int(rng.integers(5, 40))
+        else:
+            path = hand_path(rng, truth, int(rng.integers(8, 60)))
+            noises += [Noise(0.08, 0.01, 0.005, 0.3, hands=(h,)) for h in path]
+    return noises[:frames]
+
+
+def run(truths, noises, seed=0, k=DEFAULT_K):
+    rng = np.random.default_rng(seed)
+    pipe, fuser = LayoutPipeline(), LayoutFuser(k)
+    changes = []
+    for f, (truth, noise) in enumerate(zip(truths, noises)):
+        accepted = fuser.update(pipe.read(detections_from_truth(truth, noise, rng), f), f)
+        if accepted is not None:
+            changes.append((f, accepted.to_json()["pyramid"]))
+    return changes
+
+
+def test_hands_passing_over_a_static_deal_change_nothing():
+    rng = np.random.default_rng(1)
+    truth = synth_truth(rng, tilt_deg=30)
+    frames = 300
+    noises = [Noise.realistic()] * 30 + hand_noise(rng, truth, frames - 30)
+    changes = run([truth] * frames, noises)
+    assert len(changes) == 1, [c[0] for c in changes]
+    assert changes[0][1] == truth["pyramid_codes"]
+
+
+def test_a_real_change_is_reported_once_settled():
+    rng = np.random.default_rng(2)
+    truth = synth_truth(rng, tilt_deg=15)
+    after = remove_cards(truth, [(6, 2), (6, 3)])  # a pair taken from the bottom row
+    noise = Noise(0.05, 0.0, 0.0, 0.0)
+    changes = run([truth] * 40 + [after] * 40, [noise] * 80)
+    # The first layout needs a quorum of frames; the change needs the quorum of the window.
+    assert [f for f, _ in changes] == [DEFAULT_QUORUM - 1, 40 + DEFAULT_QUORUM - 1]
+    assert changes[1][1] == after["pyramid_codes"]
+
+
+def test_misses_are_outvoted():
+    rng = np.random.default_rng(5)
+    truth = synth_truth(rng)
+    changes = run([truth] * 60, [Noise(0.08, 0.03, 0.01, 0.3)] * 60)
+    assert len(changes) == 1 and changes[0][1] == truth["pyramid_codes"]
+
+
+def test_a_hand_resting_on_covered_cards_is_occlusion_not_a_move():
+    rng = np.random.default_rng(3)
+    truth = synth_truth(rng, tilt_deg=10)
+    # A still hand over the middle of the pyramid for 100 frames: covered cards vanish.
+    centre = np.mean([np.array(s["quad"]).mean(0) for s in truth["pyramid"][3]], 0)
+    width = np.linalg.norm(np.subtract(truth["pyramid"][3][0]["quad"][1], truth["pyramid"][3][0]["quad"][0]))
+    still = Noise(0.05, 0.0, 0.0, 0.0, hands=(Hand(centre[0], centre[1], 0.8 * width, garble_rate=0.0),))
+    changes = run([truth] * 140, [Noise(0.05, 0, 0, 0)] * 20 + [still] * 100 + [Noise(0.05, 0, 0, 0)] * 20)
+    assert len(changes) == 1
+
+
+def test_flicker_of_one_misread_is_ignored():
+    rng = np.random.default_rng(4)
+    truth = synth_truth(rng)
+    noises = [Noise(0.05, 0.0, 0.0, 0.0)] * 20 + [Noise(0.05, 0.0, 0.2, 0.0)] * 80
+    changes = run([truth] * 100, noises)
+    assert len(changes) == 1

@@ -1,0 +1,152 @@
+"""Frame -> checked TableLayout: merging a card's two indices, duplicates, waste, hidden slots."""
+
+import numpy as np
+import pytest
+
+from companion.cards import Card
+from companion.layout import TableLayout
+from companion.rules import Rules
+from companion.vision.detections import Detections
+from companion.vision.fake import FakeDetector, Noise, detections_from_truth, synth_truth
+from companion.vision.pipeline import LayoutPipeline
+
+
+def clean(truth, seed=0):
+    return detections_from_truth(truth, Noise.none(), np.random.default_rng(seed))
+
+
+def with_det(dets: Detections, box, code, score, alts=()):
+    """Detections plus one more read of ``code`` at ``box``."""
+    c = Card.parse(code).index
+    alt_ids = [c] + [Card.parse(a).index for a, _ in alts]
+    alt_sc = [score] + [s for _, s in alts]
+    while len(alt_ids) < dets.alt_class_id.shape[1]:
+        alt_ids.append((alt_ids[-1] + 1) % 52)
+        alt_sc.append(0.0)
+    return Detections(np.vstack([dets.xyxy, np.array(box, np.float32)[None]]),
+                      np.append(dets.class_id, c), np.append(dets.confidence, np.float32(score)),
+                      np.vstack([dets.alt_class_id, alt_ids]), np.vstack([dets.alt_confidence, alt_sc]))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_clean_scene_reads_exactly(seed):
+    truth = synth_truth(np.random.default_rng(seed), removed=[0, 6, 12, 0, 20][seed])
+    reading = LayoutPipeline().read(clean(truth))
+    assert reading.layout is not None
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert [str(c) for c in reading.layout.waste[0]] == truth["waste"][0]["cards"]
+    assert reading.problems == ()
+
+
+def test_bottom_row_two_indices_make_one_card_with_more_confidence():
+    truth = synth_truth(np.random.default_rng(4))
+    dets = clean(truth)
+    bottom = truth["pyramid_codes"][6]
+    # Both indices of every bottom-row card are read ...
+    codes = [str(c) for c in dets.cards()]
+    assert all(codes.count(c) == 2 for c in bottom)
+    layout = LayoutPipeline().read(dets).layout
+    # ... and each is one card in one slot, scored higher than either read alone.
+    assert [str(s.card) for s in layout.pyramid[6]] == bottom
+    for slot, code in zip(layout.pyramid[6], bottom):
+        single = dets.confidence[[i for i, c in enumerate(codes) if c == code]].max()
+        assert slot.score > single
+    assert not layout.problems
+
+
+def test_second_index_alone_names_its_card():
+    """The top-left index of a bottom-row card is missed: its second index still fills the slot."""
+    truth = synth_truth(np.random.default_rng(5))
+    truth["labels"] = [l for l in truth["labels"] if l["where"] != "pyramid:6:2" or l["which"] == "br"]
+    layout = LayoutPipeline().read(clean(truth)).layout
+    assert str(layout.pyramid[6][2].card) == truth["pyramid_codes"][6][2]
+
+
+def test_duplicate_read_takes_an_unseen_alternative_and_asks_to_check():
+    truth = synth_truth(np.random.default_rng(6))
+    dets = clean(truth)
+    codes = truth["pyramid_codes"]
+    # The card at row 4 slot 2 is misread as the card of row 2 slot 1, with the truth second.
+    j = next(i for i, l in enumerate(truth["labels"]) if l["where"] == "pyramid:3:1")
+    wrong, right = codes[1][0], codes[3][1]
+    class_id = dets.class_id.copy()
+    conf = dets.confidence.copy()
+    alt_ids, alt_sc = dets.alt_class_id.copy(), dets.alt_confidence.copy()
+    class_id[j] = Card.parse(wrong).index
+    conf[j] = 0.55
+    alt_ids[j] = [Card.parse(wrong).index, Card.parse(right).index, 0]
+    alt_sc[j] = [0.55, 0.4, 0.01]
+    dets = Detections(dets.xyxy, class_id, conf, alt_ids, alt_sc)
+    reading = LayoutPipeline().read(dets)
+    got = reading.layout.pyramid_cards()
+    assert str(got[1][0]) == wrong and str(got[3][1]) == right
+    assert any("row 4 card 2" in p and wrong in p and "check" in p for p in reading.problems)
+    assert reading.layout.pyramid[3][1].score < 0.5
+
+
+def test_duplicate_without_alternative_is_reported():
+    truth = synth_truth(np.random.default_rng(7))
+    dets = clean(truth)
+    j = next(i for i, l in enumerate(truth["labels"]) if l["where"] == "pyramid:2:2")
+    code = truth["pyramid_codes"][0][0]
+    class_id = dets.class_id.copy()
+    class_id[j] = Card.parse(code).index
+    alt_ids = dets.alt_class_id.copy()
+    alt_ids[j] = [Card.parse(code).index] * 3
+    dets = Detections(dets.xyxy, class_id, dets.confidence, alt_ids, np.zeros_like(dets.alt_confidence))
+    reading = LayoutPipeline().read(dets)
+    assert any(f"{code} is seen twice" in p for p in reading.problems)
+
+
+def test_missed_covered_card_is_reported_as_hidden():
+    truth = synth_truth(np.random.default_rng(8))
+    truth["labels"] = [l for l in truth["labels"] if l["where"] != "pyramid:3:2"]
+    reading = LayoutPipeline().read(clean(truth))
+    assert reading.layout.pyramid[3][2].card is None
+    assert reading.layout.pyramid[3][2].score == 0.0
+    assert (3, 2) in reading.hidden
+    assert any("row 4 card 3" in p and "no card seen" in p for p in reading.problems)
+
+
+def test_no_pyramid():
+    assert LayoutPipeline().read(Detections.empty()).layout is None
+    one = Detections(np.array([[10, 10, 20, 30]], np.float32), np.array([3]), np.array([0.9], np.float32))
+    reading = LayoutPipeline().read(one)
+    assert reading.layout is None and "no pyramid" in reading.problems[0]
+
+
+def test_three_waste_piles_and_card_outside_deck():
+    rules = Rules.preset("apophis")
+    truth = synth_truth(np.random.default_rng(9), waste_piles=3, waste_cards=2)
+    layout = LayoutPipeline(rules=rules).read(clean(truth)).layout
+    assert [[str(c) for c in pile][-1] for pile in layout.waste] == [p["top"] for p in truth["waste"]]
+    spanish = LayoutPipeline(rules=Rules.preset("spanish")).read(clean(truth))
+    queens = [c for row in truth["pyramid_codes"] for c in row if c and c[0] == "Q"]
+    if queens:
+        assert any("not in the deck" in p for p in spanish.problems)
+
+
+def test_detector_process_and_stock():
+    truth = synth_truth(np.random.default_rng(10))
+    pipe = LayoutPipeline(FakeDetector(truth, Noise.none()), stock_present=False)
+    reading = pipe.process(np.zeros((720, 1280, 3), np.uint8), frame=3)
+    assert reading.layout.frame == 3 and reading.layout.stock_present is False
+    unseen = reading.layout.extra["stock"]
+    assert len(unseen) == 52 - 28 - 1
+
+
+def test_layout_check_core():
+    rules = Rules.preset("classic")
+    qh = Card.parse("QH")
+    rows = [[None] * (r + 1) for r in range(7)]
+    rows[0][0] = qh
+    rows[1][1] = Card.parse("AS")
+    layout = TableLayout.from_cards(rows, waste=((qh,),))
+    problems = layout.check(rules)
+    assert any("QH is seen twice" in p for p in problems)
+    # AS on row 2 lies on row 1's QH: fine; nothing is said about row 2 card 2 lying on an empty slot.
+    assert not any(p.startswith("row 2 card 2") for p in problems)
+    ok = TableLayout.from_cards([[Card.parse("KD")]] + [[None] * (r + 1) for r in range(1, 7)])
+    assert ok.check(rules) == ()
+    bad = TableLayout.from_cards([[None]] + [[Card.parse("KD"), None]] + [[None] * (r + 1) for r in range(2, 7)])
+    assert any("lies on row 1 card 1" in p for p in bad.check(rules))

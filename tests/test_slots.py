@@ -1,0 +1,125 @@
+"""Lattice fit: pyramid slots from index-corner positions under perspective, rotation,
+uneven spacing and partly cleared pyramids (corner sets generated here)."""
+
+import numpy as np
+import pytest
+
+from companion.vision.fake import synth_truth
+from companion.vision.slots import covering, fit_pyramid, pyramid_nodes
+
+
+def random_homography(rng, tilt_deg, roll_deg, scale, center=(640, 330)):
+    """Lattice (u, v) -> pixels: a row pitch of ``scale`` px, rows 0.6 of it apart, seen tilted and rolled."""
+    t, a = np.radians(tilt_deg), np.radians(roll_deg)
+    # table plane: x = u * scale, y = v * 0.6 * scale (centred on the pyramid)
+    plane = np.array([[scale, 0, -3 * scale * 0], [0, 0.6 * scale, -3 * 0.6 * scale], [0, 0, 1]])
+    rz = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+    rx = np.array([[1, 0, 0], [0, np.cos(t), -np.sin(t)], [0, np.sin(t), np.cos(t)]])
+    r = rx @ rz
+    dist = 6.0 * scale
+    k = np.array([[1000.0 * scale / scale, 0, center[0]], [0, 1000.0, center[1]], [0, 0, 1]])
+    m = np.column_stack([r[:, 0], r[:, 1], np.array([0, 0, dist])])
+    h = k @ m @ plane
+    return h / h[2, 2]
+
+
+def project(h, uv):
+    q = uv @ h[:, :2].T + h[:, 2]
+    return q[:, :2] / q[:, 2:3]
+
+
+def corner_set(rng, rows=7, inverted=False, present=None, tilt=0.0, roll=0.0, jitter=0.05, extra=0):
+    ri, uv = pyramid_nodes(rows, inverted)
+    if present is None:
+        present = np.ones(len(ri), bool)
+    h = random_homography(rng, tilt, roll, scale=float(rng.uniform(60, 110)))
+    pts_uv = uv[present] + rng.normal(0, jitter, (present.sum(), 2))  # uneven spacing as people deal
+    pts = project(h, pts_uv)
+    truth = np.flatnonzero(present)
+    if extra:  # a waste card below the pyramid and a false box far away
+        pts = np.vstack([pts, project(h, np.array([[0.3, rows + 2.2]])), [[40.0, 40.0]]][: 1 + extra])
+        truth = np.concatenate([truth, [-1] * extra])
+    order = rng.permutation(len(pts))  # the detector gives no order
+    return pts[order], truth[order]
+
+
+def legal_partial(rng, rows, removed):
+    """Present mask after removing ``removed`` uncovered cards (a legal-looking partly cleared pyramid)."""
+    ri, _ = pyramid_nodes(rows)
+    present = np.ones(len(ri), bool)
+    cov = covering(rows)
+    for _ in range(removed):
+        free = [j for j in range(1, len(ri)) if present[j]
+                and not any(present[m] for m in range(len(ri)) if j in cov[m])]
+        present[free[int(rng.integers(len(free)))]] = False
+    return present
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_full_pyramid_under_perspective_and_rotation(seed):
+    rng = np.random.default_rng(seed)
+    tilt, roll = rng.uniform(0, 45), rng.uniform(-30, 30)
+    pts, truth = corner_set(rng, tilt=tilt, roll=roll, extra=2)
+    fit = fit_pyramid(pts)
+    assert fit is not None
+    np.testing.assert_array_equal(fit.node_of_point, truth)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_partly_cleared_pyramid_keeps_slots(seed):
+    rng = np.random.default_rng(100 + seed)
+    present = legal_partial(rng, 7, int(rng.integers(3, 22)))
+    pts, truth = corner_set(rng, present=present, tilt=rng.uniform(0, 45), roll=rng.uniform(-25, 25))
+    fit = fit_pyramid(pts)
+    assert fit is not None
+    np.testing.assert_array_equal(fit.node_of_point, truth)
+
+
+def test_uneven_spacing():
+    rng = np.random.default_rng(7)
+    ok = 0
+    for _ in range(20):
+        pts, truth = corner_set(rng, tilt=rng.uniform(0, 40), roll=rng.uniform(-20, 20), jitter=0.12)
+        fit = fit_pyramid(pts)
+        ok += fit is not None and np.array_equal(fit.node_of_point, truth)
+    assert ok >= 19
+
+
+@pytest.mark.parametrize("rows,inverted", [(6, False), (7, True)])
+def test_small_and_inverted_forms(rows, inverted):
+    rng = np.random.default_rng(rows)
+    pts, truth = corner_set(rng, rows=rows, inverted=inverted, tilt=30, roll=10)
+    fit = fit_pyramid(pts, rows, inverted)
+    assert fit is not None
+    np.testing.assert_array_equal(fit.node_of_point, truth)
+
+
+def test_prior_places_a_nearly_empty_pyramid():
+    rng = np.random.default_rng(3)
+    pts, truth = corner_set(rng, tilt=20, roll=5)
+    fit = fit_pyramid(pts)
+    # Only the apex and one card of row 2 remain: too few to search, enough to track.
+    keep = np.isin(truth, [0, 1])
+    assert fit_pyramid(pts[keep]) is None
+    tracked = fit_pyramid(pts[keep], prior=fit.homography)
+    assert tracked is not None
+    np.testing.assert_array_equal(tracked.node_of_point, truth[keep])
+
+
+def test_realistic_scenes_from_the_fake():
+    rng = np.random.default_rng(11)
+    ri, _ = pyramid_nodes(7)
+    slot = {tuple(x): j for j, x in enumerate(ri)}
+    for k in range(10):
+        truth = synth_truth(rng, removed=int(rng.integers(0, 15)))
+        tl = [l for l in truth["labels"] if l["which"] == "tl" and l["where"].startswith("pyramid")]
+        pts = np.array([[(l["box"][0] + l["box"][2]) / 2, (l["box"][1] + l["box"][3]) / 2] for l in tl])
+        want = [slot[(int(l["where"].split(":")[1]), int(l["where"].split(":")[2]))] for l in tl]
+        fit = fit_pyramid(pts)
+        assert fit is not None, truth["conditions"]
+        np.testing.assert_array_equal(fit.node_of_point, want)
+
+
+def test_too_few_points():
+    assert fit_pyramid(np.zeros((0, 2))) is None
+    assert fit_pyramid(np.array([[10.0, 10.0], [50.0, 60.0]])) is None

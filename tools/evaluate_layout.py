@@ -1,0 +1,234 @@
+"""Evaluate slot mapping: share of slots right and of whole deals right, per condition.
+
+Scenes come from rendered data with truth (``--truth DIR``: a ``truth/`` folder of
+``tools/synth``, images beside it in ``../images``) or are generated here
+(``--fake N``: geometry only). Detections come from the ONNX model
+(``--detector onnx``, needs the images) or from the fake detector fed with the
+truth plus noise (``--detector fake``, the default: it measures the slot
+mapping, not the model).
+
+    python tools/evaluate_layout.py --fake 2000 --seed 1
+    python tools/evaluate_layout.py --truth data/synth_v1/val/truth --detector fake
+    python tools/evaluate_layout.py --truth data/synth_v1/val/truth --detector onnx
+
+Prints one line per condition group: scenes, slots right, deals exactly right,
+deals with at most one slot wrong, waste top right, deals with no error the slot
+mapping is to blame for (the right card was read at the slot's corner), and
+deals exactly right / at most one wrong counting only slots a camera could read
+(a card hidden under a hand in that frame is left out: fusion over frames is
+what handles hands).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from companion.rules import Rules  # noqa: E402
+from companion.vision.fake import (Noise, detections_from_truth, hands_over_table, load_truth,  # noqa: E402
+                                   synth_truth)
+from companion.vision.fusion import DEFAULT_K, LayoutFuser  # noqa: E402
+from companion.vision.pipeline import LayoutPipeline  # noqa: E402
+
+NOISE = {
+    "none": Noise.none(),
+    "realistic": Noise.realistic(),
+    "hard": Noise(jitter=0.12, miss=0.03, misread=0.02, false_boxes=0.5),
+}
+
+
+def groups(cond: dict) -> list[str]:
+    tilt = float(cond.get("tilt_deg", 0))
+    out = ["all", f"tilt {int(min(tilt, 44.9) // 15) * 15}-{int(min(tilt, 44.9) // 15) * 15 + 15}"]
+    out.append("partial" if cond.get("partial") else "full deal")
+    out.append(f"light {cond.get('light', 'normal')}")
+    if cond.get("hands"):
+        out.append("hands")
+    if cond.get("hard"):
+        out.append("hard")
+    return out
+
+
+def mapping_errors(truth: dict, dets, want: list, got: list) -> int:
+    """Wrong slots the slot mapping is to blame for: the right card was read at that slot's corner
+    (or the card put there was read right, elsewhere), as opposed to misses and misreads."""
+    centers = dets.centers
+    codes = [c for c in dets.cards()]
+    n = 0
+    true_cards = {l["card"] for l in truth["labels"]}
+    for r, (ra, rb) in enumerate(zip(want, got)):
+        for i, (a, b) in enumerate(zip(ra, rb)):
+            if a == b:
+                continue
+            if a is None:
+                n += b in true_cards
+                continue
+            boxes = [c["box"] for c in truth["pyramid"][r][i].get("corners", []) if c.get("visible")]
+            for box in boxes:
+                x1, y1, x2, y2 = box
+                mx, my = (x2 - x1) * 0.5, (y2 - y1) * 0.5
+                near = ((centers[:, 0] > x1 - mx) & (centers[:, 0] < x2 + mx)
+                        & (centers[:, 1] > y1 - my) & (centers[:, 1] < y2 + my))
+                if any(str(codes[j]) == a for j in np.flatnonzero(near)):
+                    n += 1
+                    break
+    return n
+
+
+def fake_scenes(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    for k in range(n):
+        partial = k % 2 == 1
+        yield synth_truth(rng, removed=int(rng.integers(1, 20)) if partial else 0, name=f"fake_{k:06d}")
+
+
+def truth_scenes(folder: Path, limit: int):
+    files = sorted(folder.glob("*.json"))[: limit or None]
+    for f in files:
+        yield load_truth(f) | {"_path": str(f)}
+
+
+def static_hands(frames: int, seed: int, k: int, rules: Rules, deals: int = 20) -> int:
+    """Static deals (full and partly cleared) with hands passing: any accepted change after the first
+    layout is false; also checks that the first accepted layout is the deal."""
+    rng = np.random.default_rng(seed)
+    per = frames // deals
+    false_changes, wrong_first, total, t_all = 0, 0, 0, []
+    for d in range(deals):
+        truth = synth_truth(rng, removed=int(rng.integers(1, 15)) if d % 2 else 0)
+        noises = [Noise.realistic()] * 30 + hands_over_table(rng, truth, per - 30)
+        pipe, fuser = LayoutPipeline(rules=rules), LayoutFuser(k)
+        accepted = []
+        for f, noise in enumerate(noises):
+            dets = detections_from_truth(truth, noise, rng)
+            t0 = time.process_time()
+            layout = fuser.update(pipe.read(dets, f), f)
+            t_all.append(time.process_time() - t0)
+            if layout is not None:
+                accepted.append(layout.to_json()["pyramid"])
+        total += len(noises)
+        false_changes += max(0, len(accepted) - 1)
+        wrong_first += not accepted or accepted[0] != truth["pyramid_codes"]
+    print(f"static deals with hands passing: {deals} deals, {total} frames, K={k}")
+    print(f"  false layout changes: {false_changes}")
+    print(f"  deals whose first accepted layout was wrong or missing: {wrong_first}")
+    print(f"  CPU time per frame (read + fusion): median {1000 * np.median(t_all):.2f} ms, "
+          f"p90 {1000 * np.percentile(t_all, 90):.2f} ms")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--truth", type=Path, help="truth/ folder of rendered scenes")
+    ap.add_argument("--fake", type=int, default=0, help="generate this many scenes here instead")
+    ap.add_argument("--detector", choices=("fake", "onnx"), default="fake")
+    ap.add_argument("--noise", choices=sorted(NOISE), default="realistic")
+    ap.add_argument("--rules", default="classic")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--show-failures", type=int, default=0)
+    ap.add_argument("--static-hands", type=int, default=0, metavar="FRAMES",
+                    help="instead: count false layout changes over FRAMES frames of static deals with hands")
+    ap.add_argument("--k", type=int, default=DEFAULT_K, help="fusion: frames a change must be stable")
+    args = ap.parse_args(argv)
+    if args.static_hands:
+        return static_hands(args.static_hands, args.seed, args.k, Rules.parse(args.rules))
+    if not args.truth and not args.fake:
+        ap.error("give --truth DIR or --fake N")
+    rules = Rules.parse(args.rules)
+    detector = None
+    if args.detector == "onnx":
+        import cv2
+        from companion.vision.detector import OnnxCardDetector  # the model developer's
+        detector = OnnxCardDetector()
+    rng = np.random.default_rng(args.seed + 1000)
+    scenes = truth_scenes(args.truth, args.limit) if args.truth else fake_scenes(args.fake, args.seed)
+    stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    failures = 0
+    t_read = []
+    for truth in scenes:
+        scene_rules = rules
+        if truth.get("rows", rules.rows) != rules.rows or bool(truth.get("inverted")) != rules.inverted:
+            scene_rules = dataclasses.replace(rules, rows=int(truth["rows"]), inverted=bool(truth.get("inverted")))
+        piles = len(truth.get("waste", [])) or 1
+        if piles != rules.waste_piles:
+            scene_rules = dataclasses.replace(scene_rules, draw=3 if piles == 3 else scene_rules.draw,
+                                              waste_piles=piles)
+        pipe = LayoutPipeline(rules=scene_rules, track=False)
+        if detector is not None:
+            img_path = Path(truth["_path"]).parent.parent / "images" / truth.get("image", truth["name"] + ".jpg")
+            image = cv2.imread(str(img_path))
+            if image is None:
+                print(f"cannot read {img_path}", file=sys.stderr)
+                continue
+            dets = detector.detect(image)
+        else:
+            dets = detections_from_truth(truth, NOISE[args.noise], rng)
+        t0 = time.perf_counter()
+        reading = pipe.read(dets, -1, (int(truth.get("width", 1280)), int(truth.get("height", 720))))
+        t_read.append(time.perf_counter() - t0)
+        want = truth["pyramid_codes"]
+        got = None if reading.layout is None else [[None if s.card is None else str(s.card) for s in row]
+                                                   for row in reading.layout.pyramid]
+        if got is None and not any(c for row in want for c in row):
+            got = [list(row) for row in want]  # no pyramid left, none found: right
+        n_slots = sum(len(r) for r in want)
+        wrong = n_slots if got is None else sum(a != b for ra, rb in zip(want, got) for a, b in zip(ra, rb))
+        map_wrong = 0 if got is None else mapping_errors(truth, dets, want, got)
+        # Slots a camera could read: empty, or a card with at least one index corner in view.
+        seen = {tuple(map(int, l["where"].split(":")[1:])) for l in truth["labels"]
+                if l["where"].startswith("pyramid")}
+        vis_wrong = n_slots if got is None else sum(
+            a != b for r, (ra, rb) in enumerate(zip(want, got)) for i, (a, b) in enumerate(zip(ra, rb))
+            if a is None or (r, i) in seen)
+        tops = [p.get("top") for p in truth.get("waste", [])]
+        got_tops = [] if reading.layout is None else [None if t is None else str(t)
+                                                       for t in reading.layout.waste_tops()]
+        waste_ok = [t for t in tops if t] == [t for t in got_tops if t]
+        for g in groups(truth.get("conditions", {})):
+            s = stats[g]
+            s["scenes"] += 1
+            s["slots"] += n_slots
+            s["slots_right"] += n_slots - wrong
+            s["exact"] += wrong == 0
+            s["le1"] += wrong <= 1
+            s["waste_ok"] += waste_ok
+            s["map_exact"] += map_wrong == 0 and got is not None
+            s["vis_exact"] += vis_wrong == 0
+            s["vis_le1"] += vis_wrong <= 1
+        if map_wrong and failures < args.show_failures:
+            failures += 1
+            print(f"FAIL {truth['name']}: {wrong} wrong, {map_wrong} by mapping; {truth.get('conditions')}")
+            print("  want", want)
+            print("  got ", got)
+            print("  problems", reading.problems)
+    print(f"detector={args.detector} noise={args.noise if args.detector == 'fake' else '-'} "
+          f"rules={rules.name} source={'fake' if args.fake else args.truth}")
+    print(f"{'group':<16}{'scenes':>7}{'slots right':>13}{'deals exact':>13}{'<=1 wrong':>11}{'waste top':>11}"
+          f"{'no mapping error':>18}{'exact (seen)':>14}{'<=1 (seen)':>12}")
+    order = sorted(stats, key=lambda g: (g != "all", g))
+    for g in order:
+        s = stats[g]
+        print(f"{g:<16}{int(s['scenes']):>7}{100 * s['slots_right'] / max(s['slots'], 1):>12.2f}%"
+              f"{100 * s['exact'] / s['scenes']:>12.2f}%{100 * s['le1'] / s['scenes']:>10.2f}%"
+              f"{100 * s['waste_ok'] / s['scenes']:>10.2f}%{100 * s['map_exact'] / s['scenes']:>17.2f}%"
+              f"{100 * s['vis_exact'] / s['scenes']:>13.2f}%{100 * s['vis_le1'] / s['scenes']:>11.2f}%")
+    if t_read:
+        print(f"slot mapping (read) time: median {1000 * np.median(t_read):.2f} ms, "
+              f"p90 {1000 * np.percentile(t_read, 90):.2f} ms per frame (no tracking)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
