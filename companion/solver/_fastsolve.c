@@ -107,6 +107,19 @@ static int dead(const Spec *s, u64 rm) {
 static inline int meets(const Spec *s, int a, int b) {
     return !(a < s->nt && ((s->block[a] >> b) & 1)) && !(b < s->nt && ((s->block[b] >> a) & 1));
 }
+/* In the last pass a needed waste card can only meet a table card or a card still in the
+ * stock: the waste cards above it must go first, those below it come up only after it. */
+static int last_pass_dead(const Spec *s, u64 rm, int ptr, int rec) {
+    if (s->maxrec < 0 || rec < s->maxrec || ptr == 0) return 0;
+    u64 reach = s->table | ((((u64)1 << s->nl) - 1) << s->nt & ~((((u64)1 << ptr) - 1) << s->nt));
+    u64 todo = s->goal & ~rm & ~s->kings & ((((u64)1 << ptr) - 1) << s->nt);
+    while (todo) {
+        int i = __builtin_ctzll(todo); todo &= todo - 1;
+        if (!(s->partners[i] & ~rm & reach)) return 1;
+    }
+    return 0;
+}
+
 static inline int pairs(const Spec *s, int a, int b) { return s->val[a] + s->val[b] == s->pair_sum; }
 
 /* Both cards are the last of their values: they can only go together (safe). */
@@ -291,13 +304,25 @@ static int relax(const Spec *s, u64 rm, Memo2 *memo, Budget *b) {
 typedef struct { u64 rm; int ptr, rec, n, i; Move mv[MAXMOVES]; } Frame;
 
 /* Returns 1 win (path in *path, length *plen), 0 no win, -1 aborted. */
-static int dfs(const Spec *s, u64 rm0, int ptr0, int rec0, Budget *b, Memo2 *memo, Move **path, int *plen) {
-    Table t;
-    size_t cap = 1 << 12;
-    if (table_init(&t, cap)) { b->aborted = 3; return -1; }
+static long table_find(const Table *t, u64 key) {
+    size_t h = hash64(key) & (t->cap - 1);
+    while (t->keys[h] != EMPTY) {
+        if (t->keys[h] == key) return (long)h;
+        h = (h + 1) & (t->cap - 1);
+    }
+    return -1;
+}
+
+/* Depth-first search over the table ``t`` of visited states (value: recycles used when
+ * visited; a later visit with as many or more is a known failure).  ``won`` (optional,
+ * for several searches sharing ``t``) holds states proven winnable with up to that many
+ * recycles used: after a win the states of its line are moved there from ``t``. */
+static int dfs_run(const Spec *s, u64 rm0, int ptr0, int rec0, Budget *b, Memo2 *memo, Table *tp,
+                   Table *won, Move **path, int *plen) {
+    Table t = *tp;
     int fcap = 256, depth = 0, result = 0;
     Frame *st = malloc(sizeof(Frame) * fcap);
-    if (!st) { table_free(&t); b->aborted = 3; return -1; }
+    if (!st) { b->aborted = 3; return -1; }
     /* push root */
     u64 rm = rm0; int ptr = normalize(s, rm0, ptr0), rec = rec0;
     int pushing = 1;
@@ -305,6 +330,10 @@ static int dfs(const Spec *s, u64 rm0, int ptr0, int rec0, Budget *b, Memo2 *mem
         if (pushing) {
             pushing = 0;
             if ((rm & s->goal) == s->goal) { result = 1; break; }
+            if (won) {
+                long w = table_find(won, state_key(rm, ptr));
+                if (w >= 0 && won->vals[w] >= rec) { result = 1; break; }
+            }
             int fresh; long h = table_slot(&t, state_key(rm, ptr), &fresh);
             if (h < 0) { b->aborted = 3; result = -1; break; }
             int skip = 0;
@@ -315,7 +344,7 @@ static int dfs(const Spec *s, u64 rm0, int ptr0, int rec0, Budget *b, Memo2 *mem
                 if (got > b->best_n) { b->best_n = got; b->best = rm; }
             }
             if (!skip && over(b)) { result = -1; break; }
-            if (!skip && dead(s, rm)) skip = 1;
+            if (!skip && (dead(s, rm) || last_pass_dead(s, rm, ptr, rec))) skip = 1;
             if (!skip) {
                 int r = relax(s, rm, memo, b);
                 if (r < 0) { result = -1; break; }
@@ -340,13 +369,32 @@ static int dfs(const Spec *s, u64 rm0, int ptr0, int rec0, Budget *b, Memo2 *mem
         apply(s, m, &rm, &ptr, &rec);
         pushing = 1;
     }
-    if (result == 1) {
+    if (result == 1 && path) {
         *plen = depth;
         *path = malloc(sizeof(Move) * (depth + 1));
         for (int d = 0; d < depth; d++) (*path)[d] = st[d].mv[st[d].i - 1];
     }
-    free(st); table_free(&t);
+    if (result == 1 && won) {
+        for (int d = 0; d < depth; d++) {
+            u64 key = state_key(st[d].rm, st[d].ptr);
+            long h = table_find(&t, key);
+            if (h >= 0) t.vals[h] = 0xff; /* no longer a known failure */
+            int fresh; long w = table_slot(won, key, &fresh);
+            if (w < 0) { b->aborted = 3; result = -1; break; }
+            if (fresh || won->vals[w] == 0xff || won->vals[w] < st[d].rec) won->vals[w] = (uint8_t)st[d].rec;
+        }
+    }
+    free(st);
+    *tp = t;
     return result;
+}
+
+static int dfs(const Spec *s, u64 rm0, int ptr0, int rec0, Budget *b, Memo2 *memo, Move **path, int *plen) {
+    Table t;
+    if (table_init(&t, 1 << 12)) { table_free(&t); b->aborted = 3; return -1; }
+    int r = dfs_run(s, rm0, ptr0, rec0, b, memo, &t, NULL, path, plen);
+    table_free(&t);
+    return r;
 }
 
 /* -------------------------------------------------------------------- A* */
@@ -470,6 +518,7 @@ static int astar(const Spec *s, u64 rm0, int ptr0, int rec0, Budget *b, Memo2 *m
         if ((rm & s->goal) == s->goal) { goal_node = id; result = 1; break; }
         b->states++;
         if (over(b)) { result = -1; break; }
+        if (last_pass_dead(s, rm, p, rec)) continue;
         if (nd->m.kind != K_DRAW && nd->m.kind != K_RECYCLE) { /* a draw changes no card: same verdicts */
             if (dead(s, rm)) continue;
             int rr = relax(s, rm, memo, b);
@@ -659,7 +708,51 @@ static PyObject *py_relax(PyObject *self, PyObject *args) {
     return PyLong_FromLong(r);
 }
 
+static PyObject *py_verdicts(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tvals, *covers, *lvals, *roots;
+    unsigned long long goal, removed;
+    int ptr, rec, maxrec, draw, flags, pair_sum;
+    double budget; long max_states;
+    if (!PyArg_ParseTuple(args, "SO!SKKiiiiiidlO!", &tvals, &PyTuple_Type, &covers, &lvals, &goal, &removed,
+                          &ptr, &rec, &maxrec, &draw, &flags, &pair_sum, &budget, &max_states,
+                          &PyList_Type, &roots))
+        return NULL;
+    Spec s;
+    if (fill_spec(&s, tvals, covers, lvals, goal, draw, maxrec, flags, pair_sum)) return NULL;
+    Py_ssize_t n = PyList_Size(roots);
+    Move *mv = malloc(sizeof(Move) * (n + 1));
+    int *out = malloc(sizeof(int) * (n + 1));
+    if (!mv || !out) { free(mv); free(out); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int k, a, bb;
+        if (!PyArg_ParseTuple(PyList_GetItem(roots, i), "iii", &k, &a, &bb)) { free(mv); free(out); return NULL; }
+        mv[i] = (Move){(uint8_t)k, (uint8_t)(a < 0 ? NONE : a), (uint8_t)(bb < 0 ? NONE : bb)};
+    }
+    Budget b = {now() + budget, max_states, 0, 0, removed, -1};
+    Memo2 memo = {0}; Table t = {0}, won = {0};
+    int ok = !memo2_init(&memo, 1 << 12) && !table_init(&t, 1 << 12) && !table_init(&won, 1 << 8);
+    Py_BEGIN_ALLOW_THREADS
+    int stop = !ok;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (stop) { out[i] = -1; continue; }
+        u64 rm = removed; int p = normalize(&s, removed, ptr), rc = rec;
+        apply(&s, mv[i], &rm, &p, &rc);
+        out[i] = dfs_run(&s, rm, p, rc, &b, &memo, &t, &won, NULL, NULL);
+        if (out[i] < 0) stop = 1; /* the shared tables are no longer exact */
+    }
+    Py_END_ALLOW_THREADS
+    memo2_free(&memo); table_free(&t); table_free(&won);
+    PyObject *res = PyList_New(n);
+    for (Py_ssize_t i = 0; i < n; i++) PyList_SET_ITEM(res, i, PyLong_FromLong(out[i]));
+    free(mv); free(out);
+    return Py_BuildValue("(Nl)", res, b.states);
+}
+
 static PyMethodDef methods[] = {
+    {"verdicts", py_verdicts, METH_VARARGS,
+     "verdicts(solve's spec args, budget_seconds, max_states, [(kind, a, b), ...]) -> ([1 win|0|-1], states):"
+     " each root move's verdict, the searches sharing their tables"},
     {"relax", py_relax, METH_VARARGS,
      "relax(same as solve without optimal) -> 1 feasible with every talon card at hand, 0 not, -1 budget"},
     {"solve", py_solve, METH_VARARGS,

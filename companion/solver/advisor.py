@@ -28,6 +28,8 @@ from companion.rules import Rules
 
 #: Cap on the states of one sampled solve; a sample that hits it counts as a loss (and is reported).
 SAMPLE_STATES = 10_000
+#: The same cap when nothing is hidden (one exact answer per move).
+EXACT_STATES = 2_000_000
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -70,7 +72,7 @@ class Ranking:
     moves: tuple[MoveEstimate, ...]   # best first
     samples: int                      # stock orders sampled (1 when nothing is hidden)
     winnable: int                     # samples in which some move wins
-    unknown: int                      # sampled solves that hit their state cap (counted as losses)
+    unknown: int                      # move verdicts that hit the state cap (counted as losses)
     hidden: int                       # unknown cards in the position
     seconds: float
     note: str = ""
@@ -102,7 +104,6 @@ def rank_moves(state: Any, rng: Optional[random.Random] = None, budget_seconds: 
     (the floor wins over the budget only when there is something hidden), at most
     ``max_samples``.
     """
-    from companion.solver import solve_first
     from companion.solver.engine_bridge import position_from_engine, unknown_count
     from companion.solver.position import fast_family
     start = time.perf_counter()
@@ -125,36 +126,55 @@ def rank_moves(state: Any, rng: Optional[random.Random] = None, budget_seconds: 
         fill = unseen[:]
         rng.shuffle(fill)
         pos = position_from_engine(rules, state, fill)
-        verdict, first = solve_first(pos, sample_states)
+        verdicts = _verdicts(pos, moves, sample_states if hidden else EXACT_STATES)
         samples += 1
-        if verdict is None:
-            unknown += 1
-            continue
-        if not verdict:
-            if samples == 1 and _layout_stuck(pos, sample_states):
+        unknown += verdicts.count(None)
+        if not any(verdicts):
+            if samples == 1 and hidden and None not in verdicts and _layout_stuck(pos, sample_states):
                 stuck = True
                 break  # the layout alone cannot be cleared: no order of the stock helps
             continue
         winnable += 1
-        for m in moves:
-            if m == first:
-                wins[m] += 1
-                continue
-            after = pos.apply(m)
-            if after.is_won():
-                wins[m] += 1
-                continue
-            ok, _ = solve_first(after, sample_states)
+        for m, ok in zip(moves, verdicts):
             if ok:
                 wins[m] += 1
-            elif ok is None:
-                unknown += 1
     proven = stuck or not hidden
     ests = [MoveEstimate(m, wins[m], samples, winnable > 0 and wins[m] == 0, proven) for m in moves]
     ests.sort(key=_order_key)
     note = "even with every hidden card at hand the goal cannot be reached" if stuck else (
         "" if hidden else "nothing is hidden: exact")
     return Ranking(tuple(ests), samples, winnable, unknown, hidden, time.perf_counter() - start, note)
+
+
+def _verdicts(pos: Any, moves: list[Move], max_states: int) -> list[Optional[bool]]:
+    """Whether each move wins from a fully known position (None: state cap reached).
+
+    The C core searches all moves over shared tables (a position lost after one move
+    is not searched again after another); the Python fallback solves them one by one."""
+    from companion.solver import _c_core, solve_first
+    from companion.solver.position import K_DRAW, K_RECYCLE, K_REMOVE, compile_position
+    if _c_core is not None and hasattr(_c_core, "verdicts"):
+        root, _ = solve_first(pos, max_states)
+        if root is not True:  # lost (or undecided) from here: so after every move
+            return [root] * len(moves)
+        spec = compile_position(pos)
+        slot = {c: i for i, c in enumerate(spec.slots) if c is not None}
+        raws = []
+        for m in moves:
+            if m.kind == "draw":
+                raws.append((K_DRAW, -1, -1))
+            elif m.kind == "recycle":
+                raws.append((K_RECYCLE, -1, -1))
+            else:
+                a = slot[m.cards[0]]
+                raws.append((K_REMOVE, a, slot[m.cards[1]] if len(m.cards) > 1 else -1))
+        res, _ = _c_core.verdicts(*spec.args(), 10.0, max_states * len(moves), raws)
+        return [None if r < 0 else bool(r) for r in res]
+    out: list[Optional[bool]] = []
+    for m in moves:
+        after = pos.apply(m)
+        out.append(True if after.is_won() else solve_first(after, max_states)[0])
+    return out
 
 
 def _layout_stuck(pos: Any, max_states: int) -> bool:
@@ -166,29 +186,30 @@ def _layout_stuck(pos: Any, max_states: int) -> bool:
 
 def _rank_generic(state: Any, moves: list[Move], rng: random.Random, budget_seconds: float,
                   min_samples: int, hidden: int, start: float) -> Ranking:
-    """Rules outside the slot search (3 waste piles, cells): fewer samples on the engine search."""
+    """Rules outside the slot search (3 waste piles, cells): the engine search, within the budget
+    (far fewer samples; a solve that runs out of its share counts as unknown, not as a win)."""
     from companion.game.knowledge import fill_unknown
     from companion.solver.generic import solve_generic
     wins = {m: 0 for m in moves}
     samples = winnable = unknown = 0
-    while samples < (max(1, min_samples // 10) if hidden else 1) or (
-            hidden and time.perf_counter() - start < budget_seconds):
+    per_solve = max(0.01, budget_seconds / (4 * len(moves)))
+    while samples == 0 or (hidden and samples < min_samples
+                           and time.perf_counter() - start < budget_seconds):
         filled = fill_unknown(state, rng) if hidden else state
         samples += 1
         any_win = False
         for m in moves:
-            sol = solve_generic(filled.rules, filled.apply(m), budget_seconds=0.2, max_states=20_000)
+            sol = solve_generic(filled.rules, filled.apply(m), budget_seconds=per_solve, max_states=20_000)
             if sol.solvable:
                 wins[m] += 1
                 any_win = True
             elif sol.solvable is None:
                 unknown += 1
         winnable += any_win
-        if not hidden:
-            break
     ests = sorted((MoveEstimate(m, wins[m], samples, winnable > 0 and wins[m] == 0) for m in moves),
                   key=_order_key)
-    return Ranking(tuple(ests), samples, winnable, unknown, hidden, time.perf_counter() - start)
+    note = f"{unknown} sampled solves ran out of time" if unknown else ""
+    return Ranking(tuple(ests), samples, winnable, unknown, hidden, time.perf_counter() - start, note)
 
 
 #: Names the app's adapter looks for.

@@ -97,6 +97,18 @@ def _dead(s: _Spec, rm: int) -> bool:
     return False
 
 
+def _last_pass_dead(s: _Spec, rm: int, ptr: int, rec: int) -> bool:
+    """In the last pass a needed waste card meets only table cards and cards still in the stock."""
+    if s.maxrec < 0 or rec < s.maxrec or ptr == 0:
+        return False
+    waste = ((1 << ptr) - 1) << s.nt
+    reach = ((1 << s.nt) - 1) | ((((1 << s.nl) - 1) << s.nt) & ~waste)
+    for i in _bits(s.goal & ~rm & ~s.kings & waste):
+        if not s.partners[i] & ~rm & reach:
+            return True
+    return False
+
+
 def _last_pair(s: _Spec, rm: int, a: int, b: int) -> bool:
     va, vb = s.val[a], s.val[b]
     if va == vb:
@@ -280,7 +292,7 @@ def _dfs(s: _Spec, rm: int, ptr: int, rec: int, b: _Budget, memo: dict) -> tuple
                     b.best_n, b.best = got, rm
                 if b.over():
                     return -1, None
-                r = 0 if _dead(s, rm) else _relax(s, rm, memo, b)
+                r = 0 if _dead(s, rm) or _last_pass_dead(s, rm, ptr, rec) else _relax(s, rm, memo, b)
                 if r < 0:
                     return -1, None
                 if r:
@@ -400,7 +412,7 @@ def _astar(s: _Spec, rm: int, ptr: int, rec: int, b: _Budget, memo: dict) -> tup
         b.states += 1
         if b.over():
             return -1, None
-        if _dead(s, rm):
+        if _dead(s, rm) or _last_pass_dead(s, rm, ptr, rec):
             continue
         r = _relax(s, rm, memo, b)
         if r < 0:

@@ -39,6 +39,9 @@ def solve_generic(rules: Rules, game: Any, budget_seconds: float = 10.0, optimal
         from companion.errors import InvalidDealError
         raise InvalidDealError("the deal holds unknown cards (??): the solver needs the whole deal")
     deadline = start + budget_seconds
+    if _layout_stuck(state):
+        return Solution(False, None, 1, time.perf_counter() - start, optimal,
+                        "even with every stock card at hand the goal cannot be reached")
     search = _bfs if optimal else _dfs
     result, moves, states = search(state, deadline, max_states)
     seconds = time.perf_counter() - start
@@ -46,6 +49,23 @@ def solve_generic(rules: Rules, game: Any, budget_seconds: float = 10.0, optimal
         return Solution(None, None, states, seconds, optimal, "budget ran out (generic search)")
     return Solution(result, tuple(moves) if moves is not None else None, states, seconds, optimal,
                     "generic search")
+
+
+def _layout_stuck(state: Any) -> bool:
+    """The slot core's relaxation (every stock and waste card at hand, each once) also bounds
+    rules with three waste piles; not with free cells, which free cards without pairing them."""
+    import dataclasses
+
+    from companion.solver import relaxation
+    from companion.solver.position import Position
+    rules = state.rules
+    if rules.free_cells or (rules.reserve and not rules.stock_waste_pairs):
+        return False
+    one = dataclasses.replace(rules, waste_piles=1, name=rules.name + " (relaxation)")
+    empty = state.empty_mask
+    table = tuple(None if (empty >> i) & 1 else c for i, c in enumerate(state.pyramid)) + tuple(state.reserve)
+    talon = tuple(c for pile in state.waste for c in pile) + tuple(state.stock)
+    return relaxation(Position(one, table, (), talon, 0), max_states=200_000) is False
 
 
 class _DeadCheck:

@@ -51,7 +51,8 @@ def play_hidden(rules: Rules, cards: Sequence[Card], rng: random.Random, budget_
     true = GameState.initial(rules, deal)
     n_layout = rules.pyramid_size + rules.reserve
     down = face_down_slots(rules)
-    seen = [None if (i in down or i >= n_layout) else c for i, c in enumerate(cards)]
+    seen = [None if (i in down or (i >= n_layout and not rules.stock_known)) else c
+            for i, c in enumerate(cards)]
     hidden = _sync(GameState.initial(rules, Deal(rules, seen)), true)
     moves = decisions = 0
     while moves < max_moves and not true.is_won():
@@ -64,8 +65,8 @@ def play_hidden(rules: Rules, cards: Sequence[Card], rng: random.Random, budget_
             decisions += 1
             ranking = rank_moves(hidden, rng, budget_seconds=budget_seconds, min_samples=min_samples,
                                  max_samples=max(min_samples, 1))
-            if ranking.moves and ranking.moves[0].wins == 0 and ranking.hidden == 0:
-                break  # proven lost
+            if ranking.moves and ranking.moves[0].wins == 0 and ranking.moves[0].proven:
+                break  # proven lost whatever the hidden cards are
             move = ranking.moves[0].move
         true = true.apply(move)
         hidden = _sync(hidden.apply(move), true)

@@ -27,9 +27,11 @@ K_DRAW, K_RECYCLE, K_REMOVE = 0, 1, 2
 
 def fast_family(rules: Rules) -> bool:
     """Rules the slot search handles: one waste pile, no free cells, and reserve cards
-    (if any) that pair with the stock and waste (the slot search treats them as table cards)."""
+    (if any) that pair with the stock and waste (the slot search treats them as table cards;
+    its Tut's Tomb pairs would also reach into stacked reserve piles, which the engine's don't)."""
+    piles = getattr(rules, "reserve_piles", 0)
     return rules.waste_piles == 1 and rules.free_cells == 0 and (
-        rules.reserve == 0 or rules.stock_waste_pairs)
+        rules.reserve == 0 or rules.stock_waste_pairs) and not (rules.tuts_tomb and piles)
 
 
 def table_covers(rules: Rules) -> tuple[tuple[int, ...], ...]:
