@@ -11,9 +11,12 @@ cd "$(dirname "$0")/.."
 # SVG rendering for the synthetic data generator.
 debs="xvfb xauth libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
       libxcb-randr0 libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0 libxkbcommon0 libgl1 libegl1
-      libfontconfig1 libglib2.0-0 libdbus-1-3 fonts-dejavu-core"
+      libfontconfig1 libglib2.0-0 libdbus-1-3 fonts-dejavu-core gcc"
+# The solver's C core builds at install time (it falls back to pure Python without a compiler).
+if [ "$(command -v ${PYTHON:-python3})" = /usr/bin/python3 ]; then debs="$debs python3-dev python3-venv"; fi
 if [ "$mode" = test ]; then
-  debs="$debs gnome-cards-data kdegames-card-data-kf5 librsvg2-bin"
+  debs="$debs gnome-cards-data kdegames-card-data-kf5 librsvg2-bin fonts-liberation fonts-freefont-ttf
+        fonts-urw-base35 fonts-noto-core"
 fi
 missing=""
 for p in $debs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -1,0 +1,162 @@
+"""Dataset writers: scene files (image, YOLO labels, truth), classification crops, dataset YAML.
+
+Scene ``i`` of ``(split, seed)`` is rendered from ``numpy.random.default_rng([seed, i, split_code])``
+alone, so any subset can be regenerated, in any order, by any number of workers, with the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.cards import CARD_CODES
+from tools.synth import CROP_SIZE
+from tools.synth.art import REPO, DeckArt, load_svg_deck
+
+DECKS_JSON = REPO / "datasets" / "decks.json"
+SPLIT_CODE = {"train": 0, "val": 1}
+N_PROC_DECKS = 24          # procedural decks per split (each one a seed + a font of that split)
+PROC_SEED = 7301
+HARD_SHARE = 0.25          # scenes drawn from the hard-condition mix
+CROP_MIN_PX = 14           # no classification crops of index corners under this height (unreadable)
+
+
+def scene_name(split: str, seed: int, index: int) -> str:
+    return f"{split}_s{seed}_{index:06d}"
+
+
+def check_split(split: str) -> None:
+    if split not in SPLIT_CODE:
+        raise ValueError(f"unknown split {split!r} (use 'train' or 'val')")
+
+
+@lru_cache(maxsize=None)
+def deck_config() -> dict:
+    return json.loads(DECKS_JSON.read_text(encoding="utf-8"))
+
+
+def svg_families(split: str) -> dict[str, list[str]]:
+    check_split(split)
+    return deck_config()[split]
+
+
+@lru_cache(maxsize=10)
+def svg_deck(name: str) -> DeckArt:
+    return load_svg_deck(name)
+
+
+@lru_cache(maxsize=8)
+def proc_deck(split: str, k: int) -> DeckArt:
+    from tools.synth.procedural import make_deck
+    fonts = deck_config()["procedural"][f"{split}_fonts"]
+    rng = np.random.default_rng([PROC_SEED, SPLIT_CODE[split], k])
+    return make_deck(rng, fonts, name=f"proc/{split}-{k}")
+
+
+def pick_deck(rng: np.random.Generator, split: str, only: tuple[str, ...] | None = None) -> DeckArt:
+    """The face design of one scene. ``only``: restrict to these families of the split and/or
+    ``"proc"`` (e.g. ``("proc",)`` renders no SVG at all: quick CI datasets)."""
+    if only:
+        fams = svg_families(split)
+        unknown = [x for x in only if x != "proc" and x not in fams]
+        if unknown:
+            raise ValueError(f"unknown deck families for split {split!r}: {unknown} "
+                             f"(choose from proc, {', '.join(sorted(fams))})")
+        item = sorted(only)[int(rng.integers(len(only)))]
+        if item == "proc":
+            return proc_deck(split, int(rng.integers(N_PROC_DECKS)))
+        decks = fams[item]
+        return svg_deck(decks[int(rng.integers(len(decks)))])
+    share = deck_config()["procedural"][f"{split}_share"]
+    if rng.random() < share:
+        return proc_deck(split, int(rng.integers(N_PROC_DECKS)))
+    fams = svg_families(split)
+    fam = sorted(fams)[int(rng.integers(len(fams)))]
+    decks = fams[fam]
+    return svg_deck(decks[int(rng.integers(len(decks)))])
+
+
+def yolo_lines(labels: list[dict], w: int, h: int) -> str:
+    out = []
+    for lab in labels:
+        x1, y1, x2, y2 = lab["box"]
+        out.append(f"{lab['cls']} {(x1 + x2) / 2 / w:.6f} {(y1 + y2) / 2 / h:.6f} "
+                   f"{(x2 - x1) / w:.6f} {(y2 - y1) / h:.6f}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def crop_corner(rng: np.random.Generator, img: np.ndarray, box: list[float], size: int = CROP_SIZE) -> np.ndarray:
+    """A square crop around an index box with random margin, scale, offset and rotation."""
+    x1, y1, x2, y2 = box
+    cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
+    bw, bh = x2 - x1, y2 - y1
+    side = max(bw, bh) * rng.uniform(1.1, 1.6)
+    cx += rng.uniform(-0.12, 0.12) * bw
+    cy += rng.uniform(-0.12, 0.12) * bh
+    ang = rng.uniform(-10, 10)
+    scale = size / max(side, 1.0)
+    m = cv2.getRotationMatrix2D((cx, cy), ang, scale)
+    m[:, 2] += [size / 2 - cx, size / 2 - cy]
+    interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+    return cv2.warpAffine(img, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
+
+
+def generate_one(out: Path, split: str, seed: int, index: int, crops: int = 4, variants: float = 0.0,
+                 hard_share: float = HARD_SHARE, decks: tuple[str, ...] | None = None) -> str:
+    """Render and write scene ``index``; skipped when its image exists. Returns 'done' or 'skip'."""
+    from tools.synth.scene import render_scene
+    name = scene_name(split, seed, index)
+    img_path = out / split / "images" / f"{name}.jpg"
+    if img_path.exists():
+        return "skip"
+    rng = np.random.default_rng([seed, index, SPLIT_CODE[split]])
+    deck = pick_deck(rng, split, decks) if decks else pick_deck(rng, split)
+    hard = bool(rng.random() < hard_share)
+    res = render_scene(rng, deck, hard=hard, p_variant=variants)
+    w, h = res.truth["width"], res.truth["height"]
+    truth = {"name": name, "image": f"{name}.jpg", "split": split, "seed": seed, "index": index, **res.truth}
+    for sub in ("images", "labels", "truth"):
+        (out / split / sub).mkdir(parents=True, exist_ok=True)
+    (out / split / "labels" / f"{name}.txt").write_text(yolo_lines(res.labels, w, h))
+    (out / split / "truth" / f"{name}.json").write_text(json.dumps(truth, separators=(",", ":")))
+    readable = [k for k, lab in enumerate(res.labels) if lab["box"][3] - lab["box"][1] >= CROP_MIN_PX]
+    if crops > 0 and readable:
+        frame = cv2.imdecode(np.frombuffer(res.jpeg, np.uint8), cv2.IMREAD_COLOR)
+        picks = [readable[int(k)] for k in rng.permutation(len(readable))[:crops]]
+        for k in picks:
+            lab = res.labels[int(k)]
+            folder = out / "cls" / split / lab["card"]
+            folder.mkdir(parents=True, exist_ok=True)
+            crop = crop_corner(rng, frame, lab["box"])
+            ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
+            (folder / f"{name}_{int(k)}.jpg").write_bytes(buf.tobytes())
+    tmp = img_path.with_suffix(".tmp")
+    tmp.write_bytes(res.jpeg)
+    os.replace(tmp, img_path)  # image last and atomic: its presence means the scene is complete
+    return "done"
+
+
+def write_yaml(out: Path) -> Path:
+    """``OUT/dataset.yaml`` with absolute paths (ultralytics resolves relative ones against its cwd)."""
+    root = out.resolve()
+    for split in SPLIT_CODE:
+        for sub in ("images", "labels"):
+            (root / split / sub).mkdir(parents=True, exist_ok=True)
+        for code in CARD_CODES:
+            (root / "cls" / split / code).mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# written by tools/make_dataset.py (absolute paths on purpose)",
+        f"path: {root}",
+        f"train: {root / 'train' / 'images'}",
+        f"val: {root / 'val' / 'images'}",
+        f"nc: {len(CARD_CODES)}",
+        "names:",
+    ] + [f"  {i}: {code}" for i, code in enumerate(CARD_CODES)]
+    path = root / "dataset.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
