@@ -1,0 +1,191 @@
+"""Card recognition: ``Detector`` protocol and the two-stage ONNX Runtime implementation.
+
+Stage 1 finds card *index corners* (one class) in the whole frame, letterboxed to a modest
+size; stage 2 names each corner from a square crop taken from the full-resolution frame
+(52 classes, ``CARD_CODES`` order). Reading the small rank/suit glyphs at full resolution is
+what lets a cheap detector input size work. Needs numpy, OpenCV and ONNX Runtime, not torch.
+
+Bottom-row and loose cards show two corners and come back twice (same card, two boxes);
+mapping corners to slots is the layout stage's job.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import cv2
+import numpy as np
+
+from companion.vision.detections import Detections
+from companion.vision.model_files import (
+    ModelFileError,
+    RecognitionSettings,
+    default_models_dir,
+    model_paths,
+)
+
+TOP_K = 4  # best class + three runner-ups (alt_class_id has 3 columns)
+
+
+@runtime_checkable
+class Detector(Protocol):
+    def detect(self, image_bgr: np.ndarray) -> Detections: ...
+
+
+def letterbox(image: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray, float, tuple[float, float]]:
+    """Resize keeping aspect into ``size`` (h, w), pad grey (114) centred, as ultralytics does."""
+    h, w = image.shape[:2]
+    out_h, out_w = size
+    r = min(out_h / h, out_w / w)
+    new_w, new_h = int(round(w * r)), int(round(h * r))
+    resized = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR) if (new_w, new_h) != (w, h) else image
+    pad_x, pad_y = (out_w - new_w) / 2, (out_h - new_h) / 2
+    top, left = int(round(pad_y - 0.1)), int(round(pad_x - 0.1))
+    canvas = np.full((out_h, out_w, 3), 114, np.uint8)
+    canvas[top:top + new_h, left:left + new_w] = resized
+    return canvas, r, (left, top)
+
+
+def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
+    """Greedy non-maximum suppression; indices kept, best first."""
+    order = np.argsort(-scores)
+    areas = np.clip(boxes[:, 2] - boxes[:, 0], 0, None) * np.clip(boxes[:, 3] - boxes[:, 1], 0, None)
+    keep = []
+    while order.size:
+        i = order[0]
+        keep.append(i)
+        rest = order[1:]
+        xx1 = np.maximum(boxes[i, 0], boxes[rest, 0])
+        yy1 = np.maximum(boxes[i, 1], boxes[rest, 1])
+        xx2 = np.minimum(boxes[i, 2], boxes[rest, 2])
+        yy2 = np.minimum(boxes[i, 3], boxes[rest, 3])
+        inter = np.clip(xx2 - xx1, 0, None) * np.clip(yy2 - yy1, 0, None)
+        order = rest[inter / np.maximum(areas[i] + areas[rest] - inter, 1e-9) <= iou]
+    return np.asarray(keep, np.int64)
+
+
+def corner_crop(image_bgr: np.ndarray, box: np.ndarray, margin: float, size: int,
+                shift: tuple[float, float] = (0.0, 0.0), angle: float = 0.0) -> np.ndarray:
+    """Square crop of side ``margin * max(w, h)`` around ``box``, resized to ``size`` (BGR).
+
+    Training builds its classifier crops with this same function (plus ``shift``/``angle``
+    jitter), so inference sees crops made exactly the same way.
+    """
+    x1, y1, x2, y2 = (float(v) for v in box)
+    side = max(x2 - x1, y2 - y1, 1.0) * margin
+    cx, cy = (x1 + x2) / 2 + shift[0] * side, (y1 + y2) / 2 + shift[1] * side
+    s = size / side
+    m = cv2.getRotationMatrix2D((cx, cy), angle, s)
+    m[0, 2] += size / 2 - cx
+    m[1, 2] += size / 2 - cy
+    interp = cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR
+    return cv2.warpAffine(image_bgr, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _session(path: Path, threads: int):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # ORT raises its own exception types for unreadable models
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelFileError(f"model file {str(path)!r} cannot be loaded (corrupt or not ONNX?): {first}") from None
+
+
+class OnnxCardDetector:
+    """``OnnxCardDetector(models_dir).detect(frame_bgr) -> Detections`` with top-3 alternatives.
+
+    ``threads``: ONNX Runtime intra-op threads (default 1: the machine is shared with the UI).
+    ``min_score``: drop detections whose combined score (corner x name) is lower;
+    ``detector_conf``: corner threshold (default: the one saved in recognition.json).
+    """
+
+    def __init__(self, models_dir: str | os.PathLike | None = None, threads: int = 1,
+                 min_score: float = 0.0, detector_conf: float | None = None) -> None:
+        folder = Path(models_dir) if models_dir is not None else default_models_dir()
+        det_path, cls_path = model_paths(folder)
+        self.models_dir = folder
+        self.settings = RecognitionSettings.load(folder)
+        if detector_conf is not None:  # override the corner threshold saved with the model
+            self.settings = replace(self.settings, detector_conf=detector_conf)
+        self.min_score = min_score
+        self._det = _session(det_path, threads)
+        self._cls = _session(cls_path, threads)
+        self._det_input = self._det.get_inputs()[0].name
+        self._cls_input = self._cls.get_inputs()[0].name
+        shape = self._det.get_inputs()[0].shape
+        if len(shape) != 4 or any(isinstance(d, int) and d != s for d, s in zip(shape[2:], self.settings.detector_size)):
+            raise ModelFileError(f"{det_path}: input shape {shape} does not match the settings' "
+                                 f"detector_size {list(self.settings.detector_size)}")
+        out = self._cls.get_outputs()[0].shape
+        if out[-1] != len(self.settings.class_names):
+            raise ModelFileError(f"{cls_path}: {out[-1]} classes, expected {len(self.settings.class_names)}")
+
+    def __repr__(self) -> str:
+        return f"OnnxCardDetector({str(self.models_dir)!r})"
+
+    # -- stage 1 -------------------------------------------------------------------------
+    def find_corners(self, image_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Corner boxes (N, 4) in image pixels and their scores (N,)."""
+        st = self.settings
+        canvas, r, (left, top) = letterbox(image_bgr, st.detector_size)
+        x = np.ascontiguousarray(canvas[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0
+        pred = self._det.run(None, {self._det_input: x})[0][0]  # (4 + classes, anchors)
+        scores = pred[4:].max(0)
+        keep = scores >= st.detector_conf
+        if not keep.any():
+            return np.zeros((0, 4), np.float32), np.zeros((0,), np.float32)
+        cx, cy, w, h = pred[:4, keep]
+        scores = scores[keep]
+        boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], 1)
+        kept = nms(boxes, scores, st.nms_iou)[:300]
+        boxes, scores = boxes[kept], scores[kept]
+        boxes -= np.array([left, top, left, top], np.float32)
+        boxes /= r
+        hh, ww = image_bgr.shape[:2]
+        boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, ww)
+        boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, hh)
+        return boxes.astype(np.float32), scores.astype(np.float32)
+
+    # -- stage 2 -------------------------------------------------------------------------
+    def classify(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+        """Class probabilities (N, 52) for the corners in ``boxes``."""
+        st = self.settings
+        if len(boxes) == 0:
+            return np.zeros((0, len(st.class_names)), np.float32)
+        crops = np.stack([corner_crop(image_bgr, b, st.crop_margin, st.classifier_size) for b in boxes])
+        x = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+        return self._cls.run(None, {self._cls_input: x})[0]
+
+    def detect(self, image_bgr: np.ndarray) -> Detections:
+        if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+            shape = getattr(image_bgr, "shape", type(image_bgr).__name__)
+            raise ValueError(f"detect() needs a BGR image of shape (H, W, 3), got {shape}")
+        if image_bgr.dtype != np.uint8:
+            raise ValueError(f"detect() needs a uint8 image, got {image_bgr.dtype}")
+        boxes, det_scores = self.find_corners(image_bgr)
+        if len(boxes) == 0:
+            return Detections.empty()
+        probs = self.classify(image_bgr, boxes)
+        top = np.argsort(-probs, axis=1)[:, :TOP_K]
+        top_p = np.take_along_axis(probs, top, 1)
+        score = det_scores * top_p[:, 0]
+        keep = score >= self.min_score
+        return Detections(
+            boxes[keep], top[keep, 0].astype(np.int64), score[keep].astype(np.float32),
+            top[keep, 1:].astype(np.int64), top_p[keep, 1:].astype(np.float32))
+
+
+def load_detector(models_dir: str | os.PathLike | None = None, threads: int = 1) -> OnnxCardDetector:
+    """The shipped (or ``$PYRAMID_COMPANION_MODELS``) recognition model."""
+    return OnnxCardDetector(models_dir, threads=threads)
+
+
+__all__ = ["Detector", "OnnxCardDetector", "ModelFileError", "load_detector", "corner_crop", "letterbox"]

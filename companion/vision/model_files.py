@@ -1,0 +1,97 @@
+"""Where the recognition model's files live, and their names.
+
+The shipped model is two ONNX files plus a small JSON of settings, all in ``models/``:
+
+- ``corner_detector.onnx``: finds card index corners (one class) in a letterboxed frame;
+- ``card_classifier.onnx``: names a square crop around one corner (52 classes, ``CARD_CODES``);
+- ``recognition.json``: input sizes, crop margin and thresholds both stages were trained with.
+
+``PYRAMID_COMPANION_MODELS`` overrides the folder (tests, a user's fine-tuned model).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from companion.cards import CARD_CODES
+from companion.errors import CompanionError
+
+DETECTOR_FILE = "corner_detector.onnx"
+CLASSIFIER_FILE = "card_classifier.onnx"
+SETTINGS_FILE = "recognition.json"
+ENV_VAR = "PYRAMID_COMPANION_MODELS"
+
+
+class ModelFileError(CompanionError):
+    """A model folder or file that is missing, unreadable or not a model of this project."""
+
+
+def default_models_dir() -> Path:
+    """``$PYRAMID_COMPANION_MODELS`` or ``models/`` at the repository root."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "models"
+
+
+@dataclass(frozen=True)
+class RecognitionSettings:
+    """What inference must do exactly as training did (saved beside the weights)."""
+
+    detector_size: tuple[int, int] = (384, 640)   # (height, width) of the detector input
+    classifier_size: int = 64                     # square crop side fed to the classifier
+    crop_margin: float = 1.3                      # crop side = margin * longer side of the corner box
+    detector_conf: float = 0.25                   # keep corners scoring at least this
+    nms_iou: float = 0.5
+    class_names: tuple[str, ...] = field(default=CARD_CODES)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["detector_size"] = list(self.detector_size)
+        data["class_names"] = list(self.class_names)
+        return json.dumps(data, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "settings") -> "RecognitionSettings":
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise TypeError(f"expected a JSON object, got {type(data).__name__}")
+            known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+            if "detector_size" in known:
+                h, w = known["detector_size"]
+                known["detector_size"] = (int(h), int(w))
+            if "class_names" in known:
+                known["class_names"] = tuple(known["class_names"])
+            settings = cls(**known)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ModelFileError(f"{source}: not valid recognition settings ({exc})") from None
+        if settings.class_names != CARD_CODES:
+            raise ModelFileError(
+                f"{source}: class_names {list(settings.class_names)[:4]}... do not match the deck order "
+                f"{list(CARD_CODES)[:4]}...")
+        return settings
+
+    @classmethod
+    def load(cls, models_dir: Path) -> "RecognitionSettings":
+        path = Path(models_dir) / SETTINGS_FILE
+        if not path.is_file():
+            return cls()
+        return cls.from_json(path.read_text(), str(path))
+
+
+def model_paths(models_dir: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    """The detector and classifier files; ModelFileError names what is missing."""
+    folder = Path(models_dir) if models_dir is not None else default_models_dir()
+    if not folder.is_dir():
+        raise ModelFileError(f"model folder {str(folder)!r} does not exist (set {ENV_VAR} or train one: "
+                             "python tools/train.py)")
+    paths = folder / DETECTOR_FILE, folder / CLASSIFIER_FILE
+    missing = [p.name for p in paths if not p.is_file()]
+    if missing:
+        raise ModelFileError(f"model folder {str(folder)!r} lacks {', '.join(missing)} "
+                             "(train one: python tools/train.py)")
+    return paths

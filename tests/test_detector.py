@@ -1,0 +1,179 @@
+"""The ONNX recognition runtime: model files, errors, pre/post-processing, the shipped model, `detect`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+pytest.importorskip("onnxruntime")
+
+from companion.cards import CARD_CODES  # noqa: E402
+from companion.errors import CompanionError  # noqa: E402
+from companion.vision.detections import Detections  # noqa: E402
+from companion.vision.detector import (  # noqa: E402
+    Detector, ModelFileError, OnnxCardDetector, corner_crop, letterbox, nms,
+)
+from companion.vision.model_files import (  # noqa: E402
+    CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, RecognitionSettings, default_models_dir,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "datasets" / "samples" / "detector"
+
+
+# -- errors ----------------------------------------------------------------------------------
+def test_missing_folder_names_it(tmp_path):
+    with pytest.raises(ModelFileError, match="does not exist") as err:
+        OnnxCardDetector(tmp_path / "nowhere")
+    assert "nowhere" in str(err.value)
+    assert isinstance(err.value, CompanionError)
+
+
+def test_missing_file_is_named(tmp_path):
+    (tmp_path / DETECTOR_FILE).write_bytes(b"x")
+    with pytest.raises(ModelFileError, match=CLASSIFIER_FILE):
+        OnnxCardDetector(tmp_path)
+
+
+def test_corrupt_file_gives_clear_error(tmp_path):
+    (tmp_path / DETECTOR_FILE).write_bytes(b"this is not an onnx model")
+    (tmp_path / CLASSIFIER_FILE).write_bytes(b"\x00\x01garbage")
+    with pytest.raises(ModelFileError, match="cannot be loaded") as err:
+        OnnxCardDetector(tmp_path)
+    assert DETECTOR_FILE in str(err.value)
+
+
+def test_settings_round_trip_and_bad_settings(tmp_path):
+    s = RecognitionSettings(detector_size=(288, 512), classifier_size=80, crop_margin=1.4)
+    assert RecognitionSettings.from_json(s.to_json()) == s
+    with pytest.raises(ModelFileError, match="class_names"):
+        RecognitionSettings.from_json(json.dumps({"class_names": list(reversed(CARD_CODES))}))
+    with pytest.raises(ModelFileError, match="not valid"):
+        RecognitionSettings.from_json("[1, 2")
+    assert RecognitionSettings.load(tmp_path) == RecognitionSettings()  # no file: defaults
+
+
+# -- pre/post-processing -----------------------------------------------------------------------
+def test_letterbox_keeps_aspect_and_centres():
+    image = np.zeros((720, 1280, 3), np.uint8)
+    canvas, r, (left, top) = letterbox(image, (384, 640))
+    assert canvas.shape == (384, 640, 3) and r == pytest.approx(0.5)
+    assert left == 0 and top == 12
+    assert (canvas[:top] == 114).all() and (canvas[top:top + 360] == 0).all()
+
+
+def test_nms_keeps_best_of_overlaps():
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [50, 50, 60, 60]], np.float32)
+    keep = nms(boxes, np.array([0.5, 0.9, 0.7], np.float32), 0.5)
+    assert keep.tolist() == [1, 2]
+
+
+def test_corner_crop_centres_the_box():
+    image = np.zeros((200, 300, 3), np.uint8)
+    image[90:110, 140:160] = 255  # a 20 px white square
+    crop = corner_crop(image, np.array([140, 90, 160, 110]), margin=2.0, size=40)
+    assert crop.shape == (40, 40, 3)
+    assert crop[20, 20].min() == 255 and crop[2, 2].max() == 0  # box in the middle, margin dark
+    assert crop[10:30, 10:30].mean() > 200
+
+
+# -- the shipped model ---------------------------------------------------------------------------
+def shipped() -> Path:
+    folder = default_models_dir()
+    if not (folder / DETECTOR_FILE).exists():
+        pytest.skip(f"no shipped model in {folder} yet (python tools/train.py --data data/synth_v1)")
+    return folder
+
+
+def sample_images() -> list[Path]:
+    return sorted(SAMPLES.glob("*.jpg"))
+
+
+def read_labels(path: Path, w: int, h: int):
+    rows = np.array([line.split() for line in path.read_text().split("\n") if line.strip()], float)
+    cx, cy, bw, bh = rows[:, 1] * w, rows[:, 2] * h, rows[:, 3] * w, rows[:, 4] * h
+    return rows[:, 0].astype(int), np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], 1)
+
+
+@pytest.fixture(scope="module")
+def detector():
+    return OnnxCardDetector(shipped())
+
+
+def test_shipped_model_is_a_detector(detector):
+    assert isinstance(detector, Detector)
+    assert "OnnxCardDetector(" in repr(detector)
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE, SETTINGS_FILE):
+        size = (detector.models_dir / name).stat().st_size
+        assert size < 15_000_000, f"{name} is {size / 1e6:.1f} MB: weights in models/ must stay small"
+
+
+def test_shipped_model_reads_the_samples(detector):
+    images = sample_images()
+    assert images, f"no sample images in {SAMPLES}"
+    visible = named = false = 0
+    for path in images:
+        image = cv2.imread(str(path))
+        classes, boxes = read_labels(path.with_suffix(".txt"), image.shape[1], image.shape[0])
+        det = detector.detect(image)
+        det = det[det.confidence >= 0.25]
+        assert det.alt_class_id is not None and det.alt_class_id.shape == (len(det), 3)
+        assert (det.xyxy[:, :2] >= 0).all() and (det.xyxy[:, 2] <= image.shape[1]).all()
+        cards = set(classes.tolist())
+        reported = set(det.class_id.tolist())
+        visible += len(cards)
+        named += len(cards & reported)
+        false += len(reported - cards)
+    assert named / visible >= 0.9, f"named {named} of {visible} visible cards"
+    assert false <= len(images), f"{false} false cards on {len(images)} images"
+
+
+def test_blank_frame_gives_no_cards(detector):
+    det = detector.detect(np.full((720, 1280, 3), 90, np.uint8))
+    assert len(det) <= 1
+
+
+def test_detect_rejects_non_images(detector):
+    with pytest.raises(ValueError, match="shape"):
+        detector.detect(np.zeros((10, 10), np.uint8))
+
+
+# -- the command -------------------------------------------------------------------------------
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "companion", "detect", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_detect_json_on_a_sample():
+    shipped()
+    image = sample_images()[0]
+    result = cli(str(image), "--json")
+    assert result.returncode == 0, result.stderr
+    items = json.loads(result.stdout)
+    assert items and all(set(i) == {"card", "box", "score"} and i["card"] in CARD_CODES for i in items)
+    assert all(len(i["box"]) == 4 and 0 <= i["score"] <= 1 for i in items)
+
+
+def test_detect_unreadable_input_and_missing_model(tmp_path):
+    bad = tmp_path / "bad.jpg"
+    bad.write_text("not a picture")
+    result = cli(str(bad), "--json")
+    assert result.returncode == 2 and "bad.jpg" in result.stderr and "cannot be read" in result.stderr
+    result = cli(str(tmp_path / "missing.png"))
+    assert result.returncode == 2 and "does not exist" in result.stderr
+    image = tmp_path / "blank.png"
+    cv2.imwrite(str(image), np.zeros((20, 20, 3), np.uint8))
+    result = cli(str(image), "--models", str(tmp_path / "no-models"))
+    assert result.returncode == 2 and "no-models" in result.stderr
+
+
+def test_detections_json_shape():
+    det = Detections(np.array([[1, 2, 3, 4]], np.float32), np.array([CARD_CODES.index("QH")]),
+                     np.array([0.97], np.float32))
+    assert det.to_json() == [{"card": "QH", "box": [1.0, 2.0, 3.0, 4.0], "score": 0.97}]
