@@ -35,7 +35,7 @@ def test_demo_misreads_corrected_then_followed(window, qtbot):
     from companion.app.demo import MISREADS, DemoSource
     from companion.app.places import Place
 
-    source = DemoSource(window.rules, step_s=0.15)
+    source = DemoSource(window.rules, step_s=0.15, video=False)
     window.set_manual(False, start_source=False)
     window.start_source("demo", opener=lambda: source)
     qtbot.waitUntil(lambda: window.live.image is not None, timeout=5000)
@@ -53,6 +53,49 @@ def test_demo_misreads_corrected_then_followed(window, qtbot):
     recorded = window.session.moves()
     assert recorded == played[: len(recorded)] and len(recorded) >= len(played) - 1
     assert "check" not in window.advice_panel.warning_label.text().lower()
+
+
+def test_bundled_video_demo_opens_for_matching_rules_only():
+    pytest.importorskip("cv2")
+    from companion.app.demo import DemoSource, VideoDemoSource, bundled_video
+
+    if bundled_video(Rules.preset("classic")) is None:
+        pytest.skip("no bundled demo video")
+    source = DemoSource(Rules.preset("classic"))
+    try:
+        assert isinstance(source, VideoDemoSource)
+        frame = source.read()
+        assert frame.image is not None and frame.image.ndim == 3
+        deal = source.deal[:28]
+        assert [s.card for _, _, s in frame.layout.slots()] == deal  # the dealt table, as recognised
+        assert source.read().index == 1 and not source.played  # nothing happens before Confirm
+    finally:
+        source.close()
+    # a table the video does not show (three waste piles, cells): the drawn demo
+    assert not isinstance(DemoSource(Rules.preset("ancient-egypt")), VideoDemoSource)
+
+
+def test_video_demo_followed_in_the_window(window, qtbot):
+    pytest.importorskip("cv2")
+    pytest.importorskip("companion.playalong")
+    from companion.app.demo import VideoDemoSource, bundled_video
+
+    folder = bundled_video(window.rules)
+    if folder is None:
+        pytest.skip("no bundled demo video")
+    source = VideoDemoSource(window.rules, folder, speed=8.0)
+    window.set_manual(False, start_source=False)
+    window.start_source("demo", opener=lambda: source)
+    qtbot.waitUntil(lambda: window.live.image is not None, timeout=5000)
+    # the whole deal given (stock order too), as `follow --deal` does: the stock is known
+    window.start_from_text(" ".join(map(str, source.deal)))
+    source.start_game()
+    assert window.session is not None
+    total = len(source.truth["moves"])
+    qtbot.waitUntil(lambda: len(source.played) == total, timeout=30000)
+    qtbot.waitUntil(lambda: len(window.session.moves()) >= total, timeout=5000)
+    window.stop_source()
+    assert [str(m) for m in window.session.moves()] == [m["move"] for m in source.truth["moves"]]
 
 
 def test_none_refcount_guard_keeps_qt_alive():

@@ -185,9 +185,9 @@ def open_source(spec: SourceSpec, rules: Rules) -> FrameSource:
         except SourceLost:
             spec = SourceSpec(DEMO)
     if spec.kind == DEMO:
-        from companion.app.demo import DemoSource
+        from companion.app.demo import open_demo
 
-        return DemoSource(rules)
+        return open_demo(rules)
     if spec.kind == "camera":
         return CameraSource(int(spec.target))
     if spec.kind == "folder":

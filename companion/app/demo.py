@@ -1,5 +1,13 @@
-"""The built-in demo source: a drawn table with two deliberate misreads, then a game played on it.
+"""The built-in demo sources: the bundled rendered game video, or a drawn table as a fallback.
 
+``DemoSource(rules)`` plays the bundled video ``datasets/games/<DEMO_GAME>/game.mp4`` (a short game
+rendered by ``tools/render_games.py`` with held-out card designs: hands, pauses, light drift, shake)
+through the recognition pipeline when the file is there and the rules lay out the same table
+(``VideoDemoSource``); the cards are read by the shipped ONNX model when one is installed, else by
+the fake detector fed by the video's per-frame truth. Otherwise (or with ``video=False``) it is the
+drawn demo below.
+
+The drawn demo: a drawn table with two deliberate misreads, then a game played on it.
 Used when no camera exists and no demo video is bundled, so a newcomer sees
 recognition, low-confidence marks, correction, play-along and advice at once.
 The layout comes with each frame (no model needed): it is what a recognizer
@@ -11,9 +19,11 @@ touching a face-up stock top (the layout has no place for it).
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
+from pathlib import Path
 from typing import Any, Optional
 
 from companion.cards import Card
@@ -52,8 +62,52 @@ def _playable(rules: Rules) -> bool:
             and not rules.face_down_rows)
 
 
+#: The bundled demo game (a folder of ``datasets/games``).
+DEMO_GAME = "g00007"
+GAMES_DIR = Path(__file__).resolve().parents[2] / "datasets" / "games"
+
+
+def bundled_video(rules: Rules, folder: Optional[Path] = None) -> Optional[Path]:
+    """The bundled demo game folder when its files exist and ``rules`` lay out its table, else None."""
+    folder = folder or GAMES_DIR / DEMO_GAME
+    try:
+        truth = json.loads((folder / "truth.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not truth.get("video") or not (folder / truth["video"]).is_file() or not (folder / "labels.jsonl").is_file():
+        return None
+    try:
+        video_rules = Rules.parse(truth["rules"])
+    except ValueError:
+        return None
+    same_table = all(getattr(rules, f) == getattr(video_rules, f) for f in (
+        "rows", "deck", "draw", "waste_piles", "free_cells", "reserve", "inverted", "face_down_rows",
+        "stock_playable"))
+    return folder if same_table and _playable(rules) else None
+
+
+def open_demo(rules: Rules) -> Any:
+    """The demo a newcomer sees: the bundled video when it fits ``rules``, else the drawn table."""
+    folder = bundled_video(rules)
+    if folder is not None:
+        try:
+            return VideoDemoSource(rules, folder)
+        except (OSError, ValueError, RuntimeError):
+            pass
+    return DemoSource(rules, video=False)
+
+
 class DemoSource:
-    def __init__(self, rules: Rules, seed: int = 7, step_s: float = 2.5) -> None:
+    def __new__(cls, rules: Rules, seed: int = 7, step_s: float = 2.5, video: Optional[bool] = None) -> Any:
+        # ``DemoSource(rules)`` (what the app opens) plays the bundled video when it fits the rules;
+        # subclasses and ``video=False`` get the drawn table.
+        if cls is DemoSource and video is not False:
+            demo = open_demo(rules)
+            if isinstance(demo, VideoDemoSource):
+                return demo
+        return super().__new__(cls)
+
+    def __init__(self, rules: Rules, seed: int = 7, step_s: float = 2.5, video: Optional[bool] = None) -> None:
         self.name = "demo"
         self.rules = rules
         self.deal = demo_deal(rules, seed)
@@ -191,3 +245,110 @@ class DemoSource:
 
     def close(self) -> None:
         pass
+
+
+class VideoDemoSource:
+    """The bundled rendered game, read through the recognition pipeline and the layout fuser.
+
+    Before ``start_game()`` it shows the dealt table (the first stable layout); then it plays the
+    video at its own frame rate (``speed`` times faster), and holds the last frame at the end.
+    ``played`` lists the truth moves whose frames have been shown (what play-along should recover).
+    """
+
+    def __init__(self, rules: Rules, folder: Path, speed: float = 1.0, seed: int = 0) -> None:
+        import cv2
+        import numpy as np
+
+        from companion.vision.fusion import LayoutFuser
+        from companion.vision.pipeline import LayoutPipeline
+
+        self.name = "demo video"
+        self.rules = rules
+        self.folder = Path(folder)
+        self.truth = json.loads((self.folder / "truth.json").read_text())
+        self.records = [json.loads(line) for line in (self.folder / "labels.jsonl").read_text().splitlines() if line]
+        self.fps = float(self.truth.get("fps", 10.0))
+        self.speed = speed
+        self._cap = cv2.VideoCapture(str(self.folder / self.truth["video"]))
+        if not self._cap.isOpened():
+            raise OSError(f"cannot open the demo video {str(self.folder / self.truth['video'])!r}")
+        self._rng = np.random.default_rng(seed)
+        self.detector = _shipped_detector()
+        self.detector_name = "ONNX model" if self.detector is not None else "fake detector (video truth)"
+        self._pipeline = LayoutPipeline(None, rules)
+        k = max(3, round(self.fps))
+        self._fuser = LayoutFuser(k, max(2, -(-2 * k // 3)))
+        self._frame = -1
+        self._image: Any = None
+        self.layout: Optional[TableLayout] = None
+        self._playing = threading.Event()
+        self._started_at = 0.0
+        self._start_frame = 0
+        self._count = 0
+        self.played: list[Move] = []
+        self.deal = _codes(self.truth["deal"])
+        # read until the dealt table is stable: that is what the set-up step shows
+        while self.layout is None and self._advance():
+            pass
+        if self.layout is None:
+            raise ValueError(f"the demo video {str(self.folder)!r} never shows a stable table")
+
+    def _advance(self) -> bool:
+        ok, image = self._cap.read()
+        if not ok or image is None or self._frame + 1 >= len(self.records):
+            return False
+        self._frame += 1
+        self._image = image
+        dets = self.detector.detect(image) if self.detector is not None else self._fake(self.records[self._frame])
+        layout = self._fuser.update(self._pipeline.read(dets, frame=self._frame), frame=self._frame)
+        if layout is not None:
+            self.layout = layout
+        done = [Move.parse(m["move"]) for m in self.truth["moves"] if m["frames"][1] <= self._frame]
+        if len(done) > len(self.played):
+            self.played = done
+        return True
+
+    def _fake(self, rec: dict) -> Any:
+        from companion.vision.fake import Hand, Noise, detections_from_truth
+        w, h = self.truth["size"]
+        truth = {"labels": [{"cls": c, "box": b} for c, *b in rec["labels"]], "width": w, "height": h}
+        hands = ()
+        if rec.get("hand"):
+            r = float(self.truth.get("card_width_px", 60.0)) * 0.3
+            hands = (Hand(rec["hand"][0], rec["hand"][1], r, garble_margin=3.0, garble_rate=0.3),)
+        return detections_from_truth(truth, Noise(hands=hands), self._rng)
+
+    def start_game(self) -> None:
+        self._playing.set()
+
+    def reopen(self) -> bool:
+        return True
+
+    def read(self) -> Optional[Frame]:
+        if self._playing.is_set():
+            now = time.monotonic()
+            if not self._started_at:
+                self._started_at, self._start_frame = now, self._frame
+            target = self._start_frame + int((now - self._started_at) * self.fps * self.speed)
+            before = self.layout
+            # catch up with the clock, but hand every newly stable layout out at least once
+            while self._frame < target and self.layout is before and self._advance():
+                pass
+        self._count += 1
+        return Frame(self._image, self._count - 1, self.layout, {})
+
+    def close(self) -> None:
+        self._cap.release()
+
+
+def _codes(text: str) -> list[Card]:
+    return [Card.parse(t) for t in text.split()]
+
+
+def _shipped_detector() -> Any:
+    """The ONNX card detector when a model is installed in ``models/``, else None."""
+    try:
+        from companion.vision.detector import load_detector
+        return load_detector()
+    except Exception:  # no model shipped (or no onnxruntime): the fake detector plays the demo
+        return None

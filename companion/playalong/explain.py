@@ -11,14 +11,14 @@ that pairs with a card that vanished, for views blocked during a draw+pair).
 
 from __future__ import annotations
 
-from collections import deque
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from companion.cards import Card
 from companion.moves import REMOVE, TO_CELL, Move
 from companion.playalong.knowledge import learn_stock, learn_waste
-from companion.playalong.view import Observation, agrees
+from companion.playalong.view import Observation, agrees, outside_tops
 
 #: A step of an explanation: the stock cards learned just before the move, then the move.
 Step = tuple[tuple[Card, ...], Move]
@@ -44,14 +44,15 @@ class Explanation:
 class Explainer:
     """Bounded shortest-sequence search; one instance per question."""
 
-    def __init__(self, obs: Observation, *, max_moves: int = 8, max_nodes: int = 20000,
-                 deep: bool = False, max_alternatives: int = 8) -> None:
+    def __init__(self, obs: Observation, *, max_moves: int = 8, max_nodes: int = 4000,
+                 deep: bool = False, max_alternatives: int = 8, max_seconds: float = 0.5) -> None:
         self.obs = obs
         self.seen = obs.visible()
         self.max_moves = max_moves
         self.max_nodes = max_nodes
         self.deep = deep
         self.max_alternatives = max_alternatives
+        self.max_seconds = max_seconds
         self.nodes = 0
 
     # --- learning the cards the camera shows for the first time -----------------------
@@ -59,6 +60,8 @@ class Explainer:
         """Name the unknown waste cards (and face-up stock top) that the observation shows."""
         learned: list[Card] = []
         obs = self.obs
+        if obs.loose:
+            return self._learn_loose(state)
         for i, (pile, seen) in enumerate(zip(state.waste, obs.waste)):
             for depth in range(min(len(pile), len(seen))):
                 card = seen[-1 - depth]
@@ -78,11 +81,26 @@ class Explainer:
             learned.append(top)
         return state, tuple(learned)
 
+    def _learn_loose(self, state: Any) -> tuple[Any, tuple[Card, ...]]:
+        """Stock top and waste top seen as an unlabelled pair: name the one unknown of them."""
+        tops = outside_tops(state)
+        if tops.count(None) != 1:
+            return state, ()
+        unseen = state.unseen()
+        new = [c for (c,) in self.obs.waste if c in unseen]
+        if len(new) != 1:
+            return state, ()
+        card = new[0]
+        if state.stock and state.stock[0] is None:
+            return learn_stock(state, 0, card), (card,)
+        return learn_waste(state, 0, 0, card), (card,)
+
     def _guesses(self, state: Any, start: Any) -> list[Card]:
-        """Unseen cards a hidden draw may have turned: kings and partners of cards that vanished."""
+        """Unseen cards a hidden draw may have turned: kings, and partners of open cards now gone."""
         rules = state.rules
-        gone = [c for c in start.available() if c not in self.seen]
-        gone += [c for c in start.pyramid if c is not None and c not in self.seen]
+        gone = [c for c in state.available() if c not in self.seen]
+        if not gone:
+            return []
         want = {rules.pair_sum - rules.value(c) for c in gone} | {rules.pair_sum}
         return sorted((c for c in state.unseen() if c not in self.seen and rules.value(c) in want),
                       key=lambda c: c.index)
@@ -96,59 +114,86 @@ class Explainer:
             return card not in self.seen or card in self.obs.cells
         return True
 
-    def _children(self, state: Any, start: Any) -> Iterator[tuple[tuple[Card, ...], Move, Any]]:
+    def _children(self, state: Any, start: Any, may_guess: bool = True
+                  ) -> Iterator[tuple[tuple[Card, ...], Move, Any]]:
         for move in state.legal_moves():
-            if not self._useful(move):
-                continue
-            child, learned = self.learn(state.apply(move))
-            yield learned, move, child
-        if self.deep and state.stock and state.stock[0] is None:
+            if self._useful(move):
+                yield (), move, state.apply(move)
+        if self.deep and may_guess:
             # the view was blocked while an unseen card was turned and played at once:
-            # name it so that the removal using it becomes a legal move
-            for card in self._guesses(state, start):
-                try:
-                    base = state.reveal(card)
-                except ValueError:
-                    continue
+            # name it (a guess among the partners of the cards that vanished) so that
+            # the removal using it becomes a legal move. One guess per explanation at
+            # most: two would explain away an illegal pair (each "paired" with a
+            # phantom stock card).
+            for guess in self._guessed_bases(state, start):
+                card, base = guess
                 for move in base.legal_moves():
                     if card in move.cards and self._useful(move):
-                        child, learned = self.learn(base.apply(move))
-                        yield (card,) + learned, move, child
+                        yield (card,), move, base.apply(move)
+
+    def _guessed_bases(self, state: Any, start: Any) -> Iterator[tuple[Card, Any]]:
+        places: list[tuple[str, int]] = []
+        if state.rules.stock_playable and state.stock and state.stock[0] is None:
+            places.append(("stock", 0))
+        places += [("waste", i) for i, p in enumerate(state.waste) if p and p[-1] is None]
+        if not places:
+            return
+        guesses = self._guesses(state, start)
+        for kind, i in places:
+            for card in guesses:
+                try:
+                    base = learn_stock(state, 0, card) if kind == "stock" else learn_waste(state, i, 0, card)
+                except ValueError:
+                    continue
+                yield card, base
+
+    def _goal(self, state: Any) -> Optional[tuple[Any, tuple[Card, ...]]]:
+        """``state`` (with the cards seen for the first time named) when it agrees with the view."""
+        if agrees(state, self.obs):
+            return state, ()
+        learned_state, learned = self.learn(state)
+        if learned and agrees(learned_state, self.obs):
+            return learned_state, learned
+        return None
+
+    def _bound(self, state: Any) -> int:
+        """Moves still needed at least: each removes at most two cards the camera no longer sees."""
+        gone = sum(1 for c in state.pyramid if c is not None and c not in self.seen)
+        return (gone + 1) // 2
 
     def search(self, start: Any) -> Optional[Explanation]:
         """The shortest explanation (0 moves when ``start`` already agrees), or None."""
-        start, learned0 = self.learn(start)
-        if agrees(start, self.obs):
-            return Explanation([], start, learned=learned0)
-        frontier: deque[tuple[Any, list[Step]]] = deque([(start, [])])
+        hit = self._goal(start)
+        if hit is not None:
+            return Explanation([], hit[0], learned=hit[1])
+        frontier: list[tuple[Any, list[Step]]] = [(start, [])]
         seen_keys = {start.key()}
         goals: list[tuple[list[Step], Any]] = []
         depth = 0
-        while frontier and depth < self.max_moves and not goals:
+        deadline = time.perf_counter() + self.max_seconds
+        while frontier and depth < self.max_moves and not goals and self.nodes <= self.max_nodes:
             depth += 1
-            next_frontier: deque[tuple[Any, list[Step]]] = deque()
+            next_frontier: list[tuple[Any, list[Step]]] = []
             for state, path in frontier:
-                for learned, move, child in self._children(state, start):
+                may_guess = not any(c not in self.seen for ls, _ in path for c in ls)
+                for learned, move, child in self._children(state, start, may_guess):
                     self.nodes += 1
-                    steps = path + [(learned, move)]
-                    if agrees(child, self.obs):
-                        goals.append((steps, child))
+                    hit = self._goal(child)
+                    if hit is not None:
+                        goals.append((path + [(learned + hit[1], move)], hit[0]))
                         continue
                     key = child.key()
-                    if key in seen_keys:
+                    if key in seen_keys or depth + self._bound(child) >= self.max_moves + 1:
                         continue
                     seen_keys.add(key)
-                    next_frontier.append((child, steps))
-                if self.nodes > self.max_nodes:
+                    next_frontier.append((child, path + [(learned, move)]))
+                if self.nodes > self.max_nodes or time.perf_counter() > deadline:
+                    self.nodes = max(self.nodes, self.max_nodes + 1)
                     break
-            if self.nodes > self.max_nodes:
-                break
             frontier = next_frontier
         if not goals:
             return None
-        found = self._pick(goals, start)
-        found.learned = learned0
-        return found
+        return self._pick(goals, start)
 
     # --- choosing among explanations ----------------------------------------------------
     def _pick(self, goals: list[tuple[list[Step], Any]], start: Any) -> Explanation:
@@ -174,7 +219,7 @@ class Explainer:
                            guessed, self.nodes)
 
 
-def explain(start: Any, obs: Observation, *, max_moves: int = 8, max_nodes: int = 20000) -> Optional[Explanation]:
+def explain(start: Any, obs: Observation, *, max_moves: int = 8, max_nodes: int = 4000) -> Optional[Explanation]:
     """Shortest legal sequence from ``start`` to a state agreeing with ``obs`` (None if none found)."""
     found = Explainer(obs, max_moves=max_moves, max_nodes=max_nodes).search(start)
     if found is None:

@@ -44,11 +44,12 @@ def deal_from_layout(rules: Any, layout: TableLayout) -> Deal:
     hidden = face_down_slots(rules)
     pyramid = [s.card for _, _, s in layout.slots()]
     if len(pyramid) != rules.pyramid_size:
-        raise InvalidLayoutError(f"the layout has {len(pyramid)} pyramid slots, rules {rules.name!r} "
-                                 f"need {rules.pyramid_size}")
+        raise InvalidLayoutError(f"layout of frame {layout.frame} has {len(pyramid)} pyramid slots, rules "
+                                 f"{rules.name!r} need {rules.pyramid_size}")
     missing = [slot_name(i) for i, c in enumerate(pyramid) if c is None and i not in hidden]
     if missing:
-        raise InvalidLayoutError(f"the first layout is not a full deal: nothing seen at {', '.join(missing)}")
+        raise InvalidLayoutError(f"the first layout (frame {layout.frame}) is not a full deal: nothing seen "
+                                 f"at {', '.join(missing)}")
     reserve = list(layout.reserve)[:rules.reserve]
     if len(reserve) < rules.reserve or None in reserve:
         raise InvalidLayoutError(f"the first layout shows {sum(c is not None for c in reserve)} reserve "
@@ -60,16 +61,28 @@ class Follower:
     """Follow one game. ``start``: a Deal, deal text, a first layout, or a Game to resume."""
 
     def __init__(self, rules: Any, start: Deal | str | TableLayout | Game, *, max_moves: int = 8,
-                 max_nodes: int = 20000) -> None:
+                 max_nodes: int = 4000) -> None:
         self.rules = rules
         self.max_moves = max_moves
         self.max_nodes = max_nodes
         self.events: list[Event] = []
-        self.status = "ok"  # "ok" | "illegal" | "check"
+        self.status = "ok"  # "ok" | "illegal" | "check" | "pending"
         self._last_sig: Optional[tuple] = None
         self._last_obs: Optional[Observation] = None
         self._last_illegal: Optional[str] = None
         self._open_checks: set[tuple] = set()
+        #: (moves recorded before, deal as known before) of each inferred change, newest last:
+        #: a later view that contradicts an inference may revise it (never a move entered by hand)
+        self._checkpoints: list[tuple[int, Deal]] = []
+        #: Stock cards named by guess (a draw and a pair hidden under a hand): a revision may
+        #: bring these back, never a card seen removed.
+        self._guessed: set[Card] = set()
+        #: Cards face up in the view before the current one (a revision may only remove those).
+        self._prev_visible: set[Card] = set()
+        #: A view only a guessed hidden draw explains, waiting for the next one (see ``finish``).
+        self._pending: Optional[Observation] = None
+        #: (frame, reason) of a lone open card lifted, waiting for the next view.
+        self._lone: Optional[tuple[int, str]] = None
         first: Optional[TableLayout] = None
         if isinstance(start, Game):
             self.game = start
@@ -99,24 +112,72 @@ class Follower:
             return []
         self._last_sig = sig
         self._last_obs = obs
-        return self._process(obs)
+        try:
+            return self._process(obs)
+        finally:
+            self._prev_visible = obs.visible()
+
+    def finish(self) -> list[Event]:
+        """The stream ended: accept a waiting guessed explanation of the last view, if any."""
+        if self._pending is not None:
+            obs, self._pending = self._pending, None
+            return self._process(obs, allow_guess=True)
+        if self._lone is not None:
+            frame, text = self._lone
+            self._lone = None
+            event = Event(frame, ILLEGAL, text)
+            self.events.append(event)
+            self.status = "illegal"
+            return [event]
+        return []
 
     def _process(self, obs: Observation, *, max_moves: Optional[int] = None,
-                 max_nodes: Optional[int] = None) -> list[Event]:
+                 max_nodes: Optional[int] = None, allow_guess: bool = False) -> list[Event]:
         state = self.game.state
         new: list[Event] = []
+        lone, self._lone = self._lone, None
+        self._pending = None
         fixed, checks, wrong = self._eye_check(state, obs)
         found = None
         if not wrong:
             found = self._explain(state, fixed, max_moves, max_nodes)
+            if found is not None and found.guessed and not allow_guess:
+                # one card gone that only a hidden draw could have paired: most often the
+                # first card of a pair being picked up. Wait for the next view to decide.
+                self._pending = obs
+                gone = [c for c in _open_cards(state) if c not in obs.visible()]
+                if len(gone) == 1:  # if the card comes back instead, it was lifted alone
+                    self._lone = (obs.frame, self._diagnose(state, obs, []))
+                self.status = "pending"
+                return new
             if found is None:
                 for alt_obs, alt_checks in self._doubtful_readings(state, fixed):
                     found = self._explain(state, alt_obs, max_moves, max_nodes)
                     if found is not None:
                         checks = checks + alt_checks
                         break
+        if found is None and not wrong:
+            revised = self._revise_guess(fixed)
+            if revised is None and fixed.visible() & state.unseen():
+                # a card turned up that the record cannot place (a draw hidden behind another)
+                revised = self._revise(fixed)
+            if revised is not None:
+                new.extend(revised)
+                self._last_illegal = None
+                self.status = "check"
+                self.events.extend(new)
+                return new
         if found is None:
             text = self._diagnose(state, obs, wrong)
+            gone = [c for c in _open_cards(state) if c not in obs.visible()]
+            if (lone is None and not wrong and len(gone) == 1 and not self.rules.is_king(gone[0])
+                    and gone[0] in state.pyramid and gone[0] in state.available() and obs.visible() <= set(_open_cards(state)) | set(
+                        c for c in state.pyramid if c is not None)):
+                # one open pyramid card lifted: usually the first card of a pair. Decide on
+                # the next view: the pair completed, or the card put back (then it was illegal).
+                self._lone = (obs.frame, text)
+                self.status = "pending"
+                return new
             self.status = "illegal"
             if text != self._last_illegal:
                 self._last_illegal = text
@@ -124,6 +185,8 @@ class Follower:
             self.events.extend(new)
             return new
         self._last_illegal = None
+        if lone is not None and not found.moves:
+            new.append(Event(lone[0], ILLEGAL, lone[1] + " (the card was put back)"))
         open_now = set()
         for key, text in checks:
             open_now.add(key)
@@ -143,9 +206,77 @@ class Follower:
             found = Explainer(obs, deep=True, **kw).search(state)
         return found
 
+    def _revise_guess(self, obs: Observation) -> Optional[list[Event]]:
+        """A card once guessed as the partner of a hidden pair is seen again: the pair used
+        another card of that rank. Swap the guess (same place in the deal) and replay."""
+        seen = obs.visible()
+        rules = self.rules
+        deal = self.game.deal
+        for wrong in sorted(self._guessed & seen & self.game.state.removed, key=lambda c: c.index):
+            index = deal.cards.index(wrong)
+            known = set(deal.known())
+            for other in sorted(rules.deck_cards(), key=lambda c: c.index):
+                if other in known or other in seen or rules.value(other) != rules.value(wrong):
+                    continue
+                cards = list(deal.cards)
+                cards[index] = other
+                game = Game(rules, Deal(rules, cards))
+                try:
+                    for m in self.game.moves:
+                        if wrong in m.cards:
+                            m = Move.remove(*(other if c is wrong else c for c in m.cards))
+                        game.play(m)
+                except ValueError:
+                    continue
+                found = self._explain(game.state, obs, self.max_moves, self.max_nodes)
+                if found is None:
+                    continue
+                self.game = game
+                self._guessed.discard(wrong)
+                self._guessed.add(other)
+                self._checkpoints.clear()
+                events = [Event(obs.frame, CHECK, f"{wrong} is on the table: the hidden pair used {other}, "
+                                                  f"not {wrong} (record corrected)")]
+                return events + self._record(found, obs.frame)
+        return None
+
+    def _revise(self, obs: Observation, depth: int = 3) -> Optional[list[Event]]:
+        """Explain ``obs`` from before one of the last inferred changes (a hidden double draw or a
+        wrong guess shows only later); on success the inferred tail of the record is replaced."""
+        moves = self.game.moves
+        for n_before, deal in reversed(self._checkpoints[-depth:]):
+            if n_before >= len(moves):
+                continue
+            game = Game(self.rules, deal)
+            for m in moves[:n_before]:
+                game.play(m)
+            found = self._explain(game.state, obs, self.max_moves + len(moves) - n_before, self.max_nodes)
+            if found is None or not (self.game.state.removed - self._guessed) <= found.state.removed:
+                continue
+            # a removal of cards that were all seen stays as recorded: only guesses and hidden draws move
+            solid = {m for m in moves[n_before:] if m.is_removal and not set(m.cards) & self._guessed}
+            if not solid <= set(found.moves):
+                continue
+            # nor may it take cards that were not in view just before (other than its own guess)
+            guess = {c for ls, _ in found.steps for c in ls if c not in obs.visible()}
+            if not found.state.removed <= self.game.state.removed | self._prev_visible | guess:
+                continue
+            old = moves[n_before:]
+            self.game = game
+            self._checkpoints = [c for c in self._checkpoints if c[0] < n_before]
+            frame = obs.frame
+            events = [Event(frame, CHECK, f"revised moves {n_before + 1}-{len(moves)}: "
+                                          f"{' '.join(map(str, old))} -> "
+                                          f"{' '.join(map(str, found.moves)) or '(none)'}")]
+            return events + self._record(found, frame)
+        return None
+
     def _record(self, found: Explanation, frame: int) -> list[Event]:
         events: list[Event] = []
         moves = found.moves
+        if moves or found.learned:
+            self._checkpoints.append((len(self.game.moves), self.game.deal))
+            del self._checkpoints[:-8]
         if found.state.deal != self.game.deal:
             # cards were learned: rebuild the record on the better-known deal (same moves)
             game = Game(self.rules, found.state.deal)
@@ -167,6 +298,7 @@ class Follower:
         if found.guessed:
             guessed = [c for ls, _ in found.steps for c in ls if c not in (self._last_obs.visible()
                                                                          if self._last_obs else ())]
+            self._guessed.update(guessed)
             events.append(Event(frame, CHECK, "the view was blocked while a stock card was turned and "
                                               f"played: assumed it was {', '.join(map(str, guessed))}"))
         return events
@@ -229,6 +361,10 @@ class Follower:
                 problems.append(f"{got} is in the wrong place: {slot_name(s)} is empty in the game")
         if problems:
             return "; ".join(problems)
+        covered = [c for s, c in enumerate(state.pyramid)
+                   if c is not None and c not in seen and not state.exposed_mask >> s & 1]
+        if covered:
+            return "; ".join(f"{_where(state, c)}: taken while still covered" for c in covered)
         vanished = [c for c in _open_cards(state) if c not in seen]
         vanished.sort(key=lambda c: (-c.rank, c.suit))
         if 1 <= len(vanished) <= 2:
@@ -236,11 +372,6 @@ class Follower:
             why = state.why_illegal(move)
             if why:
                 return why if why.startswith(str(move)) else f"{move}: {why}"
-        covered = [c for s, c in enumerate(state.pyramid)
-                   if c is not None and c not in seen and not state.exposed_mask >> s & 1]
-        if covered:
-            names = ", ".join(map(str, covered))
-            return f"{names} taken while still covered"
         if vanished:
             return (f"{', '.join(map(str, vanished))} gone: no legal sequence of up to "
                     f"{self.max_moves} moves explains it")
@@ -268,6 +399,7 @@ class Follower:
             for m in parsed:
                 self.game.play(m)
                 new.append(Event(frame, MOVE, f"{m} (entered by hand)"))
+            self._checkpoints.clear()  # the person's word is never revised
             self._last_sig = None  # look at the next layout afresh
         else:
             if self._last_obs is None:
@@ -315,6 +447,15 @@ def _open_cards(state: Any) -> list[Card]:
     cards += [c for c in state.cells if c is not None]
     cards += [c for c in state.reserve if c is not None]
     return cards
+
+
+def _where(state: Any, card: Card) -> str:
+    """``"QH is covered by 7C and 2D"`` from the engine when it says so, else the card."""
+    try:
+        from companion.game.reasons import where
+        return where(state, card) or str(card)
+    except (ImportError, AttributeError):
+        return str(card)
 
 
 def _score_text(obs: Observation, s: int) -> str:

@@ -5,7 +5,8 @@ seen (the first unknown of the next draw, else an unknown waste top). At the
 table a card can be first seen elsewhere: the top of an unfanned draw-3 waste,
 or a waste top after a draw the camera missed. These helpers name the card at
 its exact place by rebuilding the state from its deal with that card filled in
-(through the engine's pickling form, which carries the stock/waste positions).
+(``GameState.reveal_waste``/``reveal_stock``; with an older engine through its
+pickling form, which carries the stock/waste positions).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def _rebuild_with(state: Any, pos: int, card: Card) -> Any:
 
 def learn_waste(state: Any, pile: int, depth: int, card: Card) -> Any:
     """``state`` with the unknown card ``depth`` below the top of waste ``pile`` named ``card``."""
+    if hasattr(state, "reveal_waste"):
+        return state.reveal_waste(card, pile, depth)
     parts = _parts(state)
     if parts is None:
         return state.reveal(card)
@@ -43,6 +46,8 @@ def learn_waste(state: Any, pile: int, depth: int, card: Card) -> Any:
 
 def learn_stock(state: Any, depth: int, card: Card) -> Any:
     """``state`` with the unknown stock card ``depth`` (0 = next to draw) named ``card``."""
+    if hasattr(state, "reveal_stock"):
+        return state.reveal_stock(card, depth)
     parts = _parts(state)
     if parts is None:
         return state.reveal(card)

@@ -17,12 +17,14 @@ from companion.playalong.view import expected_pyramid
 
 
 def layout_of(state: Any, *, frame: int = -1, fanned: Optional[int] = None,
-              stock_top: bool = False) -> TableLayout:
+              stock_top: bool | str = False) -> TableLayout:
     """The table in ``state`` as a perfect eye sees it.
 
     ``fanned``: how many waste cards show per pile (default: the draw count,
-    i.e. draw-3 cards lie fanned). ``stock_top``: report the face-up stock top
-    (rules with a playable stock) in ``layout.extra["stock_top"]``.
+    i.e. draw-3 cards lie fanned). ``stock_top`` (rules with a playable stock):
+    ``True`` reports the face-up stock top in ``layout.extra["stock_top"]``;
+    ``"pile"`` shows it as one more face-up card left of the waste, unlabelled,
+    as a vision pipeline that cannot tell the two apart would.
     """
     rules = state.rules
     flat = expected_pyramid(state)
@@ -36,7 +38,10 @@ def layout_of(state: Any, *, frame: int = -1, fanned: Optional[int] = None,
     waste = tuple(tuple(c for c in pile[-show:] if c is not None) for pile in state.waste)
     extra: dict[str, Any] = {}
     if stock_top and rules.stock_playable and state.stock and state.stock[0] is not None:
-        extra["stock_top"] = state.stock[0]
+        if stock_top == "pile":
+            waste = ((state.stock[0],),) + waste
+        else:
+            extra["stock_top"] = state.stock[0]
     return TableLayout(tuple(rows), waste, tuple(state.cells), tuple(state.reserve),
                        stock_present=bool(state.stock), frame=frame, extra=extra)
 

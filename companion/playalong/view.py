@@ -18,11 +18,11 @@ from companion.rules import Rules
 
 
 def slot_name(index: int) -> str:
-    """``"row 3 slot 2"`` (1-based, rows counted from the apex) for a flat slot index."""
+    """``"row 3 card 2"`` (1-based, rows counted from the apex) for a flat slot index."""
     row = 0
     while (row + 1) * (row + 2) // 2 <= index:
         row += 1
-    return f"row {row + 1} slot {index - row * (row + 1) // 2 + 1}"
+    return f"row {row + 1} card {index - row * (row + 1) // 2 + 1}"
 
 
 def _pad(items: Iterable[Any], n: int, fill: Any) -> tuple:
@@ -43,6 +43,10 @@ class Observation:
     #: Slot readings (score, alternatives) by flat slot index, for "check" messages.
     readings: tuple[SlotReading, ...] = ()
     frame: int = -1
+    #: Rules with a face-up playable stock and one waste pile, when the vision does not say which
+    #: face-up card off the pyramid is the stock top: ``waste`` then holds every such card (as
+    #: one-card piles) and is compared with {stock top, waste top} as a set.
+    loose: bool = False
 
     @property
     def signature(self) -> tuple:
@@ -95,10 +99,18 @@ def observe(layout: TableLayout, rules: Rules) -> Observation:
     """Normalise a layout to the rules' shape (waste piles, cells, reserve padded)."""
     if layout.rows != rules.rows:
         from companion.errors import InvalidLayoutError
-        raise InvalidLayoutError(f"layout has {layout.rows} pyramid rows, the rules {rules.name!r} "
-                                 f"have {rules.rows}")
+        raise InvalidLayoutError(f"layout of frame {layout.frame} has {layout.rows} pyramid rows, the rules "
+                                 f"{rules.name!r} have {rules.rows}")
     readings = tuple(s for row in layout.pyramid for s in row)
     piles = tuple(tuple(p) for p in layout.waste)
+    stock_top = _stock_top_of(layout) if rules.stock_playable else None
+    if rules.stock_playable and rules.waste_piles == 1 and stock_top is None:
+        # the face-up stock top lies off the pyramid too: without a label, compare as a set
+        # every face-up card there is one of the two (a draw-1 waste shows only its top)
+        tops = tuple((c,) for p in piles for c in p)
+        return Observation(tuple(s.card for s in readings), tops, _pad(layout.cells, rules.free_cells, None),
+                           _pad(layout.reserve, rules.reserve, None), None, bool(layout.stock_present),
+                           readings, layout.frame, loose=True)
     if len(piles) > rules.waste_piles and all(not p for p in piles[rules.waste_piles:]):
         piles = piles[:rules.waste_piles]
     piles = _pad(piles, rules.waste_piles, ())
@@ -107,7 +119,7 @@ def observe(layout: TableLayout, rules: Rules) -> Observation:
         waste=piles,
         cells=_pad(layout.cells, rules.free_cells, None),
         reserve=_pad(layout.reserve, rules.reserve, None),
-        stock_top=_stock_top_of(layout) if rules.stock_playable else None,
+        stock_top=stock_top,
         stock_present=bool(layout.stock_present),
         readings=readings,
         frame=layout.frame,
@@ -120,6 +132,17 @@ def expected_pyramid(state: Any) -> tuple[Optional[Card], ...]:
     if not state.rules.face_down_rows:
         return pyramid
     return tuple(c if c is not None and state.visible(s) else None for s, c in enumerate(pyramid))
+
+
+def outside_tops(state: Any) -> list[Any]:
+    """Face-up cards off the pyramid of a playable-stock game: stock top, waste top (None = unknown)."""
+    out = []
+    if state.stock:
+        out.append(state.stock[0])
+    pile = state.waste[0]
+    if pile:
+        out.append(pile[-1])
+    return out
 
 
 def state_view(state: Any) -> Observation:
@@ -140,6 +163,10 @@ def agrees(state: Any, obs: Observation) -> bool:
     """
     if expected_pyramid(state) != obs.pyramid:
         return False
+    if obs.loose:
+        if sorted(c.index for (c,) in obs.waste) != sorted(-1 if c is None else c.index for c in outside_tops(state)):
+            return False
+        return tuple(state.cells) == obs.cells and tuple(state.reserve) == obs.reserve
     piles = state.waste
     if len(piles) != len(obs.waste):
         return False

@@ -1,0 +1,147 @@
+"""Where stable layouts come from: a JSON-lines file, or frames through the vision pipeline.
+
+``layouts_from(source, rules)`` is the one entry point the ``follow`` command
+(and anything else replaying a session) uses: a ``.jsonl`` file of layouts
+(one ``TableLayout.to_json()`` object per line, plus an optional
+``"stock_top"``), or a video / folder of frames read by the recognition
+pipeline and fused so that only stable changes come out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional
+
+from companion.cards import Card
+from companion.errors import InvalidLayoutError
+from companion.layout import SlotReading, TableLayout
+
+
+def _card(value: Any, where: str) -> Optional[Card]:
+    if value is None:
+        return None
+    try:
+        return Card.parse(value)
+    except ValueError as exc:
+        raise InvalidLayoutError(f"{where}: {exc}") from None
+
+
+def layout_from_json(data: dict[str, Any], where: str = "layout") -> TableLayout:
+    """Read the ``TableLayout.to_json()`` form back (scores and alternatives optional)."""
+    if not isinstance(data, dict) or not isinstance(data.get("pyramid"), list):
+        raise InvalidLayoutError(f"{where}: expected an object with a 'pyramid' list of rows")
+    scores = data.get("scores") or []
+    alts = data.get("alternatives") or []
+    rows = []
+    for r, row in enumerate(data["pyramid"]):
+        if not isinstance(row, list):
+            raise InvalidLayoutError(f"{where}: pyramid row {r + 1} is not a list")
+        out = []
+        for i, code in enumerate(row):
+            card = _card(code, f"{where}, row {r + 1} card {i + 1}")
+            try:
+                score = float(scores[r][i])
+            except (IndexError, TypeError, ValueError):
+                score = 1.0
+            try:
+                alt = tuple((Card.parse(c), float(p)) for c, p in alts[r][i])
+            except (IndexError, TypeError, ValueError):
+                alt = ((card, score),) if card is not None else ()
+            out.append(SlotReading(card, score, alt))
+        rows.append(tuple(out))
+    waste_raw = data.get("waste", [[]])
+    if waste_raw and not isinstance(waste_raw[0], list):
+        waste_raw = [waste_raw]  # a flat list is one pile
+    waste = tuple(tuple(_card(c, f"{where}, waste") for c in pile if c is not None) for pile in waste_raw) or ((),)
+    extra: dict[str, Any] = {}
+    if data.get("stock_top"):
+        extra["stock_top"] = _card(data["stock_top"], f"{where}, stock top")
+    try:
+        return TableLayout(
+            tuple(rows), waste,  # type: ignore[arg-type]
+            tuple(_card(c, f"{where}, cell") for c in data.get("cells", [])),
+            tuple(_card(c, f"{where}, reserve") for c in data.get("reserve", [])),
+            stock_present=bool(data.get("stock_present", True)),
+            problems=tuple(data.get("problems", [])),
+            frame=int(data.get("frame", -1)),
+            extra=extra,
+        )
+    except InvalidLayoutError as exc:
+        raise InvalidLayoutError(f"{where}: {exc}") from None
+
+
+def layout_to_json(layout: TableLayout) -> dict[str, Any]:
+    data = layout.to_json()
+    top = layout.extra.get("stock_top") if layout.extra else None
+    if top is not None:
+        data["stock_top"] = str(top)
+    return data
+
+
+def read_layouts(path: str | Path) -> Iterator[TableLayout]:
+    """Layouts from a JSON-lines file; a bad line raises InvalidLayoutError naming it."""
+    p = Path(path)
+    try:
+        f = p.open(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidLayoutError(f"cannot read layouts file {str(path)!r}: {exc.strerror or exc}") from None
+    with f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidLayoutError(f"{p.name} line {n}: not JSON ({exc.msg})") from None
+            layout = layout_from_json(data, f"{p.name} line {n}")
+            if layout.frame < 0:
+                layout = TableLayout(layout.pyramid, layout.waste, layout.cells, layout.reserve,
+                                     layout.stock_present, layout.problems, n - 1, layout.extra)
+            yield layout
+
+
+def write_layouts(path: str | Path, layouts: Iterable[TableLayout]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for layout in layouts:
+            f.write(json.dumps(layout_to_json(layout)) + "\n")
+
+
+def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Optional[int] = None,
+                   max_frames: int = 0) -> Iterator[TableLayout]:
+    """Frames of a video / image folder -> recognition -> fusion -> each accepted layout."""
+    from companion.vision.fusion import DEFAULT_K, LayoutFuser
+    from companion.vision.pipeline import LayoutPipeline
+    from companion.vision.sources import open_source
+
+    src = open_source(source)  # a bad path fails before the model loads
+    pipe = LayoutPipeline(detector if detector is not None else default_detector(), rules)
+    fuser = LayoutFuser(stable or DEFAULT_K)
+    with src:
+        for n, (i, image) in enumerate(src, 1):
+            accepted = fuser.update(pipe.process(image, frame=i), i)
+            if accepted is not None:
+                yield accepted
+            if max_frames and n >= max_frames:
+                break
+
+
+def default_detector(models: Optional[str] = None) -> Any:
+    from companion.errors import CompanionError
+    try:
+        from companion.vision.detector import OnnxCardDetector
+    except ImportError as exc:
+        raise CompanionError(f"no recognition model available ({exc})") from None
+    try:
+        return OnnxCardDetector(models) if models else OnnxCardDetector()
+    except CompanionError:
+        raise
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise CompanionError(f"cannot load the recognition model: {exc}") from None
+
+
+def layouts_from(source: str, rules: Any, **kw: Any) -> Iterator[TableLayout]:
+    """Stable layouts of ``source``: a ``.jsonl`` layouts file, or a video / folder of frames."""
+    if str(source).endswith((".jsonl", ".ndjson")):
+        return read_layouts(source)
+    return stable_layouts(source, rules, **kw)

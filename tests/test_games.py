@@ -1,0 +1,112 @@
+"""Rendered whole games: scripts are real games, timelines match them, committed samples are followed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from companion.game import Deal, GameState
+from companion.moves import Move
+from companion.rules import Rules
+from tools.games.script import ILLEGAL, MOVE, illegal_attempt, make_script, physical_ok, table_spec
+from tools.games.timeline import Planner
+
+GAMES = Path(__file__).resolve().parents[1] / "datasets" / "games"
+SAMPLES = sorted(d for d in GAMES.iterdir() if (d / "truth.json").exists()) if GAMES.is_dir() else []
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_script_is_a_won_game_with_really_illegal_attempts(seed):
+    script = make_script("classic", seed, p_illegal=0.2)
+    rules = Rules.preset("classic")
+    state = GameState.initial(rules, Deal.parse(str(script.deal), rules))
+    illegal = 0
+    for step in script.steps:
+        assert step.before == state
+        if step.kind == ILLEGAL:
+            illegal += 1
+            assert state.why_illegal(Move.parse(step.text)) is not None, step.text
+            assert step.after == state and step.reason
+            # only cards the camera can see are taken
+            assert all(c in state.available() for c in step.cards)
+        else:
+            assert step.kind == MOVE
+            state = state.apply(step.text)  # raises when the line is not legal
+            assert step.after == state
+    assert state.result == "won"
+    assert 1 <= illegal <= 3
+    assert script.to_json()["moves"] == [s.text for s in script.steps if s.kind == MOVE]
+
+
+def test_short_script_stops_and_keeps_its_illegal_attempt():
+    script = make_script("classic", 5, max_moves=8)
+    assert len(script.moves) == 8
+    assert any(s.kind == ILLEGAL for s in script.steps)
+    assert script.final.result == "playing"
+
+
+def test_rules_the_renderer_cannot_lay_out_are_refused():
+    assert physical_ok(Rules.preset("classic")) is None
+    assert "stock" in physical_ok(Rules.preset("standard"))
+    with pytest.raises(ValueError, match="king-tut"):
+        make_script("king-tut", 0)
+
+
+def test_illegal_attempt_names_the_rules_reason():
+    import random
+    rules = Rules.preset("classic")
+    state = GameState.initial(rules, Deal.random(rules, random.Random(3)))
+    text, kind, reason = illegal_attempt(state, random.Random(0))
+    assert not state.is_legal(Move.parse(text)) and reason == state.why_illegal(Move.parse(text))
+
+
+def test_timeline_frames_follow_the_script():
+    script = make_script("classic", 4, max_moves=10)
+    plan = Planner(script, fps=10, hold=8, seed=4).build()
+    assert [m["move"] for m in plan.moves] == script.moves
+    ranges = [m["frames"] for m in plan.moves] + [i["frames"] for i in plan.illegal]
+    ranges.sort()
+    for (a, b), (c, _) in zip(ranges, ranges[1:]):
+        assert a <= b < c  # steps do not overlap
+    assert ranges[-1][1] == len(plan.frames) - 1
+    # the last frames are the final table, still
+    assert plan.frames[-1].spec == table_spec(script.final) and plan.frames[-1].hand is None
+    for ill in plan.illegal:  # while the cards are off, the table misses them; then they are back
+        a, b = ill["off_frames"]
+        cards = ill["cards"].split("+")
+        shown = json.dumps(plan.frames[a].spec)
+        assert not any(f'"{c}"' in shown for c in cards)
+        assert all(f'"{c}"' in json.dumps(plan.frames[ill["frames"][1]].spec) for c in cards)
+
+
+def test_game_frames_truth_only_render(tmp_path):
+    pytest.importorskip("cv2")
+    from tools.games.render import load_game, render_game
+    try:
+        truth = render_game(tmp_path / "g", 3, "classic", video="none", max_moves=4, hold=8)
+    except Exception as exc:  # card art packages missing on this machine
+        pytest.skip(f"card art unavailable: {exc}")
+    truth2, frames = load_game(tmp_path / "g")
+    assert truth2 == truth and len(frames) == truth["frames"]
+    first = frames[0]["labels"]
+    # the still deal shows 28 pyramid cards: each one's top-left index at least
+    assert len({lab[0] for lab in first}) >= 28
+    hands = [f for f in frames if f["hand"]]
+    assert hands and all(len(f["labels"]) <= len(first) + 2 for f in hands)
+
+
+@pytest.mark.skipif(not SAMPLES, reason="no committed sample games")
+@pytest.mark.parametrize("folder", SAMPLES, ids=lambda p: p.name)
+def test_committed_sample_followed_end_to_end(folder):
+    """The fake detector reads each frame's truth labels (with noise), the real pipeline, fuser and
+    follower do the rest; the whole deal is given as with ``follow --deal``."""
+    from tools.games.follow import follow_game, score
+    truth = json.loads((folder / "truth.json").read_text())
+    assert (folder / truth["video"]).is_file()
+    run = follow_game(folder, known_deal=True)
+    s = score(truth, run)
+    assert run.moves == [m["move"] for m in truth["moves"]]
+    assert s["phantom"] == 0
+    assert s["illegal_reported"] == s["illegal"] >= 1

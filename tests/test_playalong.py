@@ -1,0 +1,359 @@
+"""Play-along: scripted layout streams for each move kind, blocked views, illegal moves, misreads."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from companion.errors import IllegalMoveError
+from companion.game import Deal, GameState
+from companion.layout import SlotReading
+from companion.moves import Move
+from companion.playalong import Follower
+from companion.playalong.script import layout_of, misread
+from companion.rules import Rules
+
+
+def setup(preset: str, seed: int, **kw):
+    """A follower that knows only the pyramid (stock face down) and the true game state."""
+    rules = Rules.preset(preset)
+    deal = Deal.random(rules, random.Random(seed))
+    truth = GameState.initial(rules, deal)
+    follower = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve))
+    follower.feed(layout_of(truth, frame=0, **kw))
+    return rules, truth, follower
+
+
+def first_move(state, kind: str, size: int | None = None):
+    for m in state.legal_moves():
+        if m.kind == kind and (size is None or len(m.cards) == size):
+            return m
+    return None
+
+
+def play_until(truth, predicate, rng, limit=400):
+    """Random play (removals preferred) until ``predicate(state)`` finds a move; returns (state, moves, move)."""
+    played = []
+    for _ in range(limit):
+        hit = predicate(truth)
+        if hit is not None:
+            return truth, played, hit
+        moves = truth.legal_moves()
+        if not moves:
+            break
+        removals = [m for m in moves if m.kind == "remove"]
+        m = rng.choice(removals) if removals and rng.random() < 0.6 else rng.choice(moves)
+        truth = truth.apply(m)
+        played.append(m)
+    pytest.skip("situation not reached on this deal")
+
+
+def follow_moves(follower, truth, moves, frame0=1, **kw):
+    for i, m in enumerate(moves):
+        truth = truth.apply(m)
+        follower.feed(layout_of(truth, frame=frame0 + i, **kw))
+    return truth
+
+
+def kinds(follower):
+    return [e.kind for e in follower.events]
+
+
+# --- each move kind ----------------------------------------------------------------------------
+
+def test_draw_learns_the_stock_card_and_pairs_are_recorded():
+    rules, truth, f = setup("classic", 1)
+    assert f.moves == () and f.events == []
+    _, played, _ = play_until(truth, lambda s: True if len(s.removed) >= 8 else None, random.Random(1))
+    end = follow_moves(f, truth, played)
+    assert [str(m) for m in f.moves] == [str(m) for m in played]
+    assert f.state.key() == end.key()
+    draws = [e for e in f.events if e.text.startswith("draw")]
+    assert draws and all("turned" in e.text for e in draws)
+    # every drawn card is now known in the record's deal
+    assert f.game.deal.stock[0] == end.deal.stock[0]
+
+
+def test_king_and_pair_with_waste():
+    rules, truth, f = setup("classic", 2)
+    _, played, move = play_until(
+        truth, lambda s: next((m for m in s.legal_moves() if m.kind == "remove" and
+                               any(c in s.waste[0][-1:] for c in m.cards)), None), random.Random(2))
+    truth = follow_moves(f, truth, played)
+    truth = follow_moves(f, truth, [move], frame0=900)
+    assert f.moves[-1] == move
+    assert f.events[-1].kind == "move" and f.events[-1].frame == 900
+
+
+@pytest.mark.parametrize("fanned", [3, 1])
+def test_draw_three_fanned_or_not(fanned):
+    rules, truth, f = setup("king-tut", 3, fanned=fanned)
+    moves = [Move.draw(), Move.draw()]
+    end = follow_moves(f, truth, moves, fanned=fanned)
+    assert list(f.moves) == moves
+    assert f.state.waste[0][-1] == end.waste[0][-1]  # the visible top is learned
+    if fanned == 3:
+        assert f.state.waste[0][-3:] == end.waste[0][-3:]
+
+
+def test_three_waste_piles():
+    rules, truth, f = setup("apophis", 4)
+    end = follow_moves(f, truth, [Move.draw()])
+    assert list(f.moves) == [Move.draw()]
+    assert [p[-1] for p in f.state.waste] == [p[-1] for p in end.waste]
+    _, played, move = play_until(end, lambda s: next((m for m in s.legal_moves() if m.kind == "remove"
+                                                       and any(c in [p[-1] for p in s.waste if p]
+                                                               for c in m.cards)), None), random.Random(4))
+    truth2 = follow_moves(f, end, played + [move], frame0=50)
+    assert f.moves[-1] == move and f.state.key() == truth2.key()
+
+
+def test_recycle():
+    rules, truth, f = setup("classic", 5)
+    moves = [Move.draw()] * rules.stock_size + [Move.recycle(), Move.draw()]
+    end = follow_moves(f, truth, moves)
+    assert list(f.moves) == moves
+    assert f.state.pass_number == 2 and f.state.key() == end.key()
+
+
+def test_cell_move_and_cell_card_played():
+    rules, truth, f = setup("ancient-egypt", 6)
+    card = next(iter(c for c in truth.available()))
+    move = Move.to_cell(card)
+    end = follow_moves(f, truth, [move])
+    assert list(f.moves) == [move] and f.state.cells[0] is card
+    _, played, pair = play_until(end, lambda s: next((m for m in s.legal_moves()
+                                                         if m.kind == "remove" and card in m.cards), None),
+                                    random.Random(6))
+    follow_moves(f, end, played + [pair], frame0=100)
+    assert f.moves[-1] == pair
+
+
+@pytest.mark.parametrize("stock_top", [True, "pile"])
+def test_playable_stock_top(stock_top):
+    """standard: the stock top lies face up and pairs; labelled by vision or just one more face-up card."""
+    rules, truth, f = setup("standard", 7, stock_top=stock_top)
+    _, played, move = play_until(truth, lambda s: next((m for m in s.legal_moves() if m.kind == "remove"
+                                                          and s.stock and s.stock[0] in m.cards), None),
+                                   random.Random(7))
+    end = follow_moves(f, truth, played + [move], stock_top=stock_top)
+    assert [str(m) for m in f.moves] == [str(m) for m in played + [move]]
+    assert "illegal" not in kinds(f)
+
+
+@pytest.mark.parametrize("preset", ["classic", "standard", "king-tut", "apophis", "ancient-egypt", "tuts-tomb",
+                                    "giza", "triangle", "thirteen", "spanish", "small", "reserve"])
+def test_whole_games_every_preset_family(preset):
+    rules = Rules.preset(preset)
+    for seed in range(2):
+        rng = random.Random(seed)
+        deal = Deal.random(rules, rng)
+        truth = GameState.initial(rules, deal)
+        f = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve))
+        f.feed(layout_of(truth, frame=0, stock_top="pile"))
+        played = []
+        for n in range(120):
+            moves = truth.legal_moves()
+            if not moves:
+                break
+            removals = [m for m in moves if m.kind not in ("draw", "recycle")]
+            m = rng.choice(removals) if removals and rng.random() < 0.7 else rng.choice(moves)
+            truth = truth.apply(m)
+            played.append(m)
+            f.feed(layout_of(truth, frame=n + 1, stock_top="pile"))
+        assert [str(m) for m in f.moves] == [str(m) for m in played], (preset, seed)
+        assert f.state.result == truth.result
+        assert set(kinds(f)) <= {"move"}
+
+
+# --- blocked views -----------------------------------------------------------------------------
+
+def test_blocked_view_hiding_several_moves():
+    rules, truth, f = setup("giza", 8)  # everything face up: the hidden moves are fully determined
+    moves = []
+    state = truth
+    for _ in range(3):
+        m = first_move(state, "remove")
+        moves.append(m)
+        state = state.apply(m)
+    f.feed(layout_of(state, frame=30))
+    assert sorted(map(str, f.moves)) == sorted(map(str, moves))
+    assert f.state.key() == state.key()
+
+
+def test_blocked_view_draw_and_pair_is_guessed_and_said():
+    rules, truth, f = setup("classic", 9)
+    _, played, _ = play_until(truth, lambda s: True if s.stock and any(
+        rules.pairs(s.stock[0], c) for c in s.available()) else None, random.Random(9))
+    state = follow_moves(f, truth, played)
+    drawn = state.stock[0]
+    after = state.apply(Move.draw())
+    pair = next(m for m in after.legal_moves() if drawn in m.cards and m.kind == "remove")
+    after = after.apply(pair)
+    n = len(f.moves)
+    # the draw and the pair happened under a hand: one pyramid card gone, nothing else changed.
+    # That is also how the first card of a pair being picked up looks: the follower waits.
+    assert f.feed(layout_of(after, frame=500)) == [] and f.status == "pending"
+    assert len(f.moves) == n
+    events = f.finish()  # the stream ended (or the next view came): accept the guess, say so
+    assert f.moves[n].kind == "draw" and f.moves[n + 1].kind == "remove" and len(f.moves) == n + 2
+    assert any(e.kind == "check" and "blocked" in e.text for e in events)
+    assert f.state.key() == after.key()
+
+
+def test_ambiguous_pairs_are_reported():
+    rules = Rules.preset("giza")
+    for seed in range(40):
+        deal = Deal.random(rules, random.Random(seed))
+        truth = GameState.initial(rules, deal)
+        removals = [m for m in truth.legal_moves() if m.kind == "remove" and len(m.cards) == 2]
+        # two disjoint pairs of the same ranks (e.g. 8C+5D and 8H+5S): pairings are ambiguous
+        for a in removals:
+            for b in removals:
+                ranks_a = sorted(c.rank for c in a.cards)
+                if a != b and not set(a.cards) & set(b.cards) and ranks_a == sorted(c.rank for c in b.cards):
+                    f = Follower(rules, deal)
+                    f.feed(layout_of(truth, frame=0))
+                    f.feed(layout_of(truth.apply(a).apply(b), frame=1))
+                    assert len(f.moves) == 2
+                    assert any(e.kind == "check" and "explain" in e.text for e in f.events)
+                    return
+    pytest.skip("no ambiguous deal found")
+
+
+# --- illegal moves and recovery ------------------------------------------------------------------
+
+def _exposed_pair(state, rules, legal: bool):
+    opened = [c for s, c in enumerate(state.pyramid) if c is not None and state.exposed_mask >> s & 1]
+    for i, a in enumerate(opened):
+        for b in opened[i + 1:]:
+            if rules.pairs(a, b) == legal and not rules.is_king(a) and not rules.is_king(b):
+                return a, b
+    return None
+
+
+def _without(layout, cards):
+    rows = [[SlotReading.empty() if s.card in cards else s for s in row] for row in layout.pyramid]
+    return replace(layout, pyramid=tuple(tuple(r) for r in rows))
+
+
+def test_illegal_pair_is_reported_and_the_game_waits_for_the_table():
+    rules, truth, f = setup("classic", 10)
+    a, b = _exposed_pair(truth, rules, legal=False)
+    start = layout_of(truth, frame=0)
+    events = f.feed(_without(start, {a, b}))
+    assert [e.kind for e in events] == ["illegal"]
+    assert "do not make 13" in events[0].text and str(a) in events[0].text
+    assert f.moves == () and f.status == "illegal"
+    # the same illegal table again: nothing new
+    assert f.feed(replace(_without(start, {a, b}), frame=5)) == []
+    # the person puts the cards back: the record matches again, then plays on legally
+    assert f.feed(start) == []
+    move = first_move(truth, "remove") or Move.draw()
+    after = truth.apply(move)
+    assert [e.kind for e in f.feed(layout_of(after, frame=9))] == ["move"]
+    assert f.moves == (move,) and f.status == "ok"
+
+
+def test_covered_card_taken_is_illegal():
+    rules, truth, f = setup("classic", 11)
+    covered = truth.pyramid[rules.pyramid_size - rules.rows - 1]  # a card of the second row from the bottom
+    events = f.feed(_without(layout_of(truth, frame=1), {covered}))
+    assert events[0].kind == "illegal" and "covered" in events[0].text and str(covered) in events[0].text
+    assert f.moves == ()
+
+
+def test_card_that_reappears_is_illegal():
+    rules, truth, f = setup("giza", 12)
+    move = first_move(truth, "remove")
+    after = follow_moves(f, truth, [move])
+    back = layout_of(truth, frame=20)  # the removed cards lie on the table again
+    events = f.feed(back)
+    assert events and events[0].kind == "illegal" and "reappears" in events[0].text
+    assert f.moves == (move,)  # nothing recorded is lost
+    assert f.feed(layout_of(after, frame=21)) == []  # table as recorded: fine again
+
+
+def test_card_in_the_wrong_place_is_illegal():
+    rules, truth, f = setup("giza", 13)
+    layout = layout_of(truth, frame=1)
+    last = len(layout.pyramid) - 1
+    a, b = layout.pyramid[last][0].card, layout.pyramid[last][1].card
+    swapped = layout.with_slot(last, 0, SlotReading.known(b)).with_slot(last, 1, SlotReading.known(a))
+    events = f.feed(swapped)
+    assert events and events[0].kind == "illegal" and "wrong place" in events[0].text
+
+
+def test_override_with_moves_and_its_errors():
+    rules, truth, f = setup("classic", 14)
+    with pytest.raises(IllegalMoveError):
+        f.override(["draw", "KC+QC"])
+    assert f.moves == ()
+    events = f.override(["draw"])
+    assert [e.kind for e in events] == ["move"] and f.moves == (Move.draw(),)
+
+
+# --- misreads ----------------------------------------------------------------------------------
+
+def test_misread_slot_is_a_check_not_an_illegal_move():
+    rules, truth, f = setup("classic", 15)
+    layout = layout_of(truth, frame=1)
+    true = layout.pyramid[3][1].card
+    other = next(c for c in rules.deck_cards() if c not in truth.deal.cards[:28] and c.rank != true.rank)
+    events = f.feed(misread(layout, 3, 1, other))
+    assert [e.kind for e in events] == ["check"]
+    assert "row 4 card 2" in events[0].text and str(other) in events[0].text and str(true) in events[0].text
+    assert f.status == "check" and f.moves == ()
+    # a move happens while the eye still misreads that slot: the move is still recorded
+    move = first_move(truth, "remove") or Move.draw()
+    after = truth.apply(move)
+    new = f.feed(misread(layout_of(after, frame=2), 3, 1, other))
+    assert [e.kind for e in new] == ["move"]  # the same check is not repeated
+    assert f.moves == (move,)
+    f.feed(layout_of(after, frame=3))
+    assert f.status == "ok"
+
+
+def test_doubtful_empty_reading_uses_the_score():
+    rules, truth, f = setup("classic", 16)
+    layout = layout_of(truth, frame=1)
+    true = layout.pyramid[2][0].card  # a covered card: "gone" would be illegal
+    doubtful = layout.with_slot(2, 0, SlotReading(None, 0.3, ((true, 0.25),)))
+    events = f.feed(doubtful)
+    assert [e.kind for e in events] == ["check"] and "row 3 card 1" in events[0].text
+
+
+def test_unchanged_layouts_are_cheap_and_silent():
+    rules, truth, f = setup("classic", 17)
+    layout = layout_of(truth, frame=1)
+    for i in range(200):
+        assert f.feed(layout) == []
+    assert f.events == []
+
+
+def test_pair_picked_up_one_card_at_a_time_is_one_move():
+    for seed in range(18, 80):
+        rules, truth, f = setup("classic", seed)
+        pair = next((m for m in truth.legal_moves() if m.is_pair and all(c in truth.pyramid for c in m.cards)),
+                    None)
+        if pair is not None:
+            break
+    else:
+        pytest.skip("no pyramid pair on these deals")
+    start = layout_of(truth, frame=1)
+    assert f.feed(_without(start, {pair.cards[0]})) == [] and f.status == "pending"
+    after = truth.apply(pair)
+    events = f.feed(layout_of(after, frame=2))
+    assert [e.kind for e in events] == ["move"] and f.moves == (pair,)
+
+
+def test_lone_card_lifted_and_put_back_is_reported_illegal():
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c))
+    start = layout_of(truth, frame=1)
+    assert f.feed(_without(replace(start, frame=7), {lone})) == []
+    events = f.feed(replace(start, frame=9))
+    assert [e.kind for e in events] == ["illegal"] and events[0].frame == 7 and str(lone) in events[0].text
+    assert f.moves == ()

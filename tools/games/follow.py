@@ -1,0 +1,137 @@
+"""Follow a rendered game the way ``pyramid-companion follow`` does, and score it against its truth.
+
+Frames -> detections (the real ONNX detector on the pixels, or the fake detector fed by the frame's
+labels) -> ``LayoutPipeline.read`` -> ``LayoutFuser`` (voting window ``k`` = one second of frames,
+at least the default's 2/3 quorum) -> ``Follower`` (started on the first stable layout: the deal as
+recognised, stock unknown). Times are kept apart: recognition (detector + pipeline) and following
+(fuser + follower), so "following adds N ms per frame" is measured on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+import numpy as np
+
+from companion.rules import Rules
+from tools.games.render import load_game
+
+
+def fake_detections(rec: dict, size: tuple[int, int], rng: np.random.Generator, card_w: float) -> Any:
+    """What a decent detector finds in a frame: its labels with jitter, misses, misreads, false boxes;
+    corners near the hand are garbled more often and motion blur makes misses likelier."""
+    from companion.vision.fake import Hand, Noise, detections_from_truth
+    truth = {"labels": [{"cls": c, "box": b} for c, *b in rec["labels"]], "width": size[0], "height": size[1]}
+    blur = float(rec.get("blur", 0.0))
+    hands: tuple = ()
+    if rec.get("hand"):
+        hands = (Hand(rec["hand"][0], rec["hand"][1], card_w * 0.3, garble_margin=3.0, garble_rate=0.3),)
+    noise = Noise(jitter=0.08, miss=0.01 + 0.02 * min(blur, 5.0), misread=0.005,
+                  false_boxes=0.1 + (0.2 if hands else 0.0), hands=hands)
+    return detections_from_truth(truth, noise, rng)
+
+
+@dataclass
+class FollowRun:
+    follower: Any = None
+    frames: int = 0
+    recognise_s: float = 0.0
+    follow_s: float = 0.0
+    stable: int = 0
+    detector: str = "fake"
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def moves(self) -> list[str]:
+        return [str(m) for m in self.follower.moves] if self.follower is not None else []
+
+    @property
+    def events(self) -> list[Any]:
+        return list(self.follower.events) if self.follower is not None else []
+
+
+def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: Optional[int] = None,
+                known_deal: bool = False, on_layout: Optional[Callable[[int, Any], None]] = None) -> FollowRun:
+    """Follow one rendered game. ``detector``: an object with ``detect(image)`` run on the frames
+    (needs the video), or None for the fake detector fed by the labels. ``known_deal``: start from
+    the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout."""
+    from companion.errors import CompanionError
+    from companion.playalong import Follower
+    from companion.vision.fusion import LayoutFuser
+    from companion.vision.pipeline import LayoutPipeline
+
+    truth, records = load_game(folder)
+    rules = Rules.parse(truth["rules"])
+    size = tuple(truth["size"])
+    k = k or max(3, round(truth["fps"]))
+    pipeline = LayoutPipeline(None, rules)
+    fuser = LayoutFuser(k, max(2, -(-2 * k // 3)))
+    rng = np.random.default_rng([seed, truth["seed"]])
+    run = FollowRun(detector="fake (fed by the truth labels)" if detector is None else repr(detector))
+    images: Iterable[Any] = [None] * len(records)
+    if detector is not None:
+        from companion.vision.sources import open_source
+        images = (img for _, img in open_source(str(Path(folder) / truth["video"])))
+    for f, (rec, image) in enumerate(zip(records, images)):
+        t0 = time.perf_counter()
+        dets = (fake_detections(rec, size, rng, truth.get("card_width_px", 60.0)) if detector is None
+                else detector.detect(image))
+        reading = pipeline.read(dets, frame=f)
+        t1 = time.perf_counter()
+        layout = fuser.update(reading, frame=f)
+        if layout is not None:
+            run.stable += 1
+            if on_layout is not None:
+                on_layout(f, layout)
+            try:
+                if run.follower is None:
+                    run.follower = Follower(rules, truth["deal"] if known_deal else layout)
+                    if known_deal:
+                        run.follower.feed(layout)
+                else:
+                    run.follower.feed(layout)
+            except CompanionError as exc:  # a first layout that is not a whole deal: wait for the next
+                run.errors.append(f"frame {f}: {exc}")
+        t2 = time.perf_counter()
+        run.recognise_s += t1 - t0
+        run.follow_s += t2 - t1
+        run.frames += 1
+    return run
+
+
+def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
+    """Compare a run with the truth: moves in order, phantom moves, illegal removals reported."""
+    want = [m["move"] for m in truth["moves"]]
+    got = run.moves
+    extra = list(got)
+    for m in want:  # multiset difference: recorded moves the person never made
+        if m in extra:
+            extra.remove(m)
+    slack = slack if slack is not None else int(truth.get("hold", 12)) * 3
+    illegal_frames = [e.frame for e in run.events if e.kind == "illegal"]
+    reported = 0
+    for ill in truth["illegal"]:  # reported while the cards are off the table (not when put back)
+        a, b = ill.get("off_frames", ill["frames"])
+        if any(a <= f <= b for f in illegal_frames):
+            reported += 1
+    spurious = sum(1 for f in illegal_frames
+                   if not any(i["frames"][0] <= f <= i["frames"][1] + slack for i in truth["illegal"]))
+    k = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    first_wrong = None if got == want else k
+    left = None
+    if first_wrong is not None:  # how far the game was: pyramid cards still in place at that move
+        from companion.game import Deal, GameState
+        rules = Rules.parse(truth["rules"])
+        state = GameState.initial(rules, Deal.parse(truth["deal"], rules))
+        for m in want[:k]:
+            state = state.apply(m)
+        left = sum(c is not None for c in state.pyramid)
+    return {"name": truth.get("name", ""), "moves": len(want), "first_wrong": first_wrong, "pyramid_left": left, "recorded": len(got), "all_in_order": got == want,
+            "phantom": len(extra), "phantom_moves": extra[:5], "illegal": len(truth["illegal"]),
+            "illegal_reported": reported, "spurious_illegal": spurious,
+            "checks": sum(1 for e in run.events if e.kind == "check"), "frames": run.frames,
+            "recognise_ms": 1000 * run.recognise_s / max(1, run.frames),
+            "follow_ms": 1000 * run.follow_s / max(1, run.frames), "errors": run.errors[:3]}
