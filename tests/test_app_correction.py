@@ -17,37 +17,8 @@ from companion.app.places import InvalidPlaceError, Place
 C = Card.parse
 
 
-def activate(window) -> None:
-    """Shortcuts need an active window; the offscreen platform never activates one by itself."""
-    import warnings
-
-    from PySide6.QtWidgets import QApplication
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        QApplication.setActiveWindow(window)
 
 
-@pytest.fixture
-def window_factory(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    from companion.app.advice import rule_of_thumb_advice
-    from companion.app.window import MainWindow
-
-    def make(**kwargs):
-        kwargs.setdefault("manual", True)
-        kwargs.setdefault("settings", QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-        kwargs.setdefault("data_dir", tmp_path / "data")
-        kwargs.setdefault("advisor", rule_of_thumb_advice)
-        kwargs.setdefault("ask_resume", lambda path: False)
-        window = MainWindow(**kwargs)
-        qtbot.addWidget(window)
-        window.show()
-        activate(window)
-        return window
-
-    return make
 
 
 def recognised_layout(rules: Rules, misread: dict[tuple[int, int], tuple[str, float]] = {}) -> TableLayout:

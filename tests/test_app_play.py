@@ -16,36 +16,8 @@ C = Card.parse
 BOTTOM = "KC 6H 7S 2D 3D 4D 5D"
 
 
-def activate(window) -> None:
-    import warnings
-
-    from PySide6.QtWidgets import QApplication
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        QApplication.setActiveWindow(window)  # offscreen never activates a window: shortcuts need it
 
 
-@pytest.fixture
-def window_factory(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    from companion.app.advice import rule_of_thumb_advice
-    from companion.app.window import MainWindow
-
-    def make(**kwargs):
-        kwargs.setdefault("manual", True)
-        kwargs.setdefault("settings", QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-        kwargs.setdefault("data_dir", tmp_path / "data")
-        kwargs.setdefault("advisor", rule_of_thumb_advice)
-        kwargs.setdefault("ask_resume", lambda path: False)
-        window = MainWindow(**kwargs)
-        qtbot.addWidget(window)
-        window.show()
-        activate(window)
-        return window
-
-    return make
 
 
 def deal_text(rules: Rules, with_stock: bool = True) -> str:

@@ -15,25 +15,6 @@ from companion.rules import Rules
 from companion.app.fakes import ScriptedSource
 
 
-@pytest.fixture
-def window_factory(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    from companion.app.advice import rule_of_thumb_advice
-    from companion.app.window import MainWindow
-
-    def make(**kwargs):
-        kwargs.setdefault("manual", True)
-        kwargs.setdefault("settings", QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-        kwargs.setdefault("data_dir", tmp_path / "data")
-        kwargs.setdefault("advisor", rule_of_thumb_advice)
-        kwargs.setdefault("ask_resume", lambda path: False)
-        window = MainWindow(**kwargs)
-        qtbot.addWidget(window)
-        window.show()
-        return window
-
-    return make
 
 
 def frames(n: int = 3) -> list[np.ndarray]:
