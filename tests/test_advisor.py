@@ -154,3 +154,48 @@ def test_advise_and_stats_commands(capsys):
     data = json.loads(out)
     assert code == 0 and data["deals"] == 12 and 0 <= data["ci95"][0] <= data["ci95"][1] <= 1
     assert data["advisor"]["games"] == 2
+
+
+def test_sample_cap_fits_the_floor_into_the_limit():
+    from companion.solver.advisor import MIN_SAMPLE_STATES, _sample_cap
+    assert _sample_cap(10_000, 0, 0.0, 0.22, 200) == 10_000          # nothing measured yet
+    assert _sample_cap(10_000, 10**6, 0.1, None, 100) == 10_000      # no limit
+    assert _sample_cap(10_000, 10**6, 0.1, 0.22, 0) == 10_000        # floor already met
+    # 10 M states/s, 0.12 s left for 200 samples: 6,000 states each
+    assert _sample_cap(10_000, 10**6, 0.1, 0.22, 200) == 6_000
+    assert _sample_cap(10_000, 10**6, 0.1, 0.22, 10) == 10_000       # fits at the full cap
+    assert _sample_cap(10_000, 10**6, 0.3, 0.22, 50) == MIN_SAMPLE_STATES  # past the limit
+
+
+def test_limit_keeps_the_floor_and_unlimited_matches_full_cap():
+    rules = Rules.preset("strict")
+    state = hidden_state(rules, random_deal(rules, random.Random("1-0")))
+    kw = dict(budget_seconds=0.0, min_samples=40, max_samples=40)
+    tight = rank_moves(state, random.Random(3), limit_seconds=0.0, **kw)
+    assert tight.samples == 40 or tight.note  # the floor is kept, at a smaller cap
+    full = rank_moves(state, random.Random(3), limit_seconds=None, **kw)
+    full2 = rank_moves(state, random.Random(3), limit_seconds=None, **kw)
+    assert [(e.move, e.wins) for e in full.moves] == [(e.move, e.wins) for e in full2.moves]
+    if not full.note:  # a smaller cap can only turn wins into unknowns (counted as losses)
+        assert tight.winnable <= full.winnable and tight.unknown >= full.unknown
+
+
+def test_single_move_takes_the_root_verdict():
+    from companion.solver.advisor import _verdicts
+    from companion.solver.engine_bridge import position_from_engine
+    rules = Rules.preset("relaxed")
+    checked = 0
+    for i in range(30):
+        rng = random.Random(f"one{i}")
+        state = GameState.initial(rules, Deal(rules, random_deal(rules, rng)))
+        for _ in range(40):  # walk to positions with a single legal move
+            legal = state.legal_moves()
+            if state.is_won() or not legal:
+                break
+            if len(legal) == 1:
+                (verdict,), _ = _verdicts(position_from_engine(rules, state), legal, 200_000)
+                after = solve(rules, state.apply(legal[0]), max_states=200_000).solvable
+                assert verdict == after, (i, str(legal[0]))
+                checked += 1
+            state = state.apply(rng.choice(legal))
+    assert checked >= 5

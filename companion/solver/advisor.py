@@ -7,7 +7,11 @@ move gets its share of winning samples with a 95% Wilson interval, and a flag
 ``throws_win`` when it loses in every sample where the position was winnable
 (with a fully known stock this is exact: the move turns a won game into a lost
 one). Every sample answers for every move (common random numbers), so moves are
-compared on the same orders.
+compared on the same orders. A sample whose search hits its state cap counts as
+a loss; when the floor of ``min_samples`` would run past ``limit_seconds`` at the
+full cap, later samples get a smaller cap that fits (the floor is kept, the time
+is bounded; see ``_sample_cap``). A position with one legal move needs one search
+per sample, not two.
 
 This is "perfect information" sampling: each sample's solver sees the whole
 order, so the estimates are an upper bound on what a player who learns the
@@ -30,6 +34,10 @@ from companion.rules import Rules
 SAMPLE_STATES = 10_000
 #: The same cap when nothing is hidden (one exact answer per move).
 EXACT_STATES = 2_000_000
+#: Time the sample floor may take: when ``min_samples`` at the full cap would run past it,
+#: each further sample gets a smaller cap (never under ``MIN_SAMPLE_STATES``) that fits.
+LIMIT_SECONDS = 0.22
+MIN_SAMPLE_STATES = 2_000
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -97,12 +105,13 @@ def _order_key(est: MoveEstimate) -> tuple:
 
 def rank_moves(state: Any, rng: Optional[random.Random] = None, budget_seconds: float = 0.2,
                min_samples: int = 200, max_samples: int = 2000, rules: Optional[Rules] = None,
-               sample_states: int = SAMPLE_STATES) -> Ranking:
+               sample_states: int = SAMPLE_STATES, limit_seconds: Optional[float] = LIMIT_SECONDS) -> Ranking:
     """Rank ``state.legal_moves()`` (an engine GameState) by sampled win probability.
 
     Samples until ``budget_seconds`` is spent and at least ``min_samples`` are taken
     (the floor wins over the budget only when there is something hidden), at most
-    ``max_samples``.
+    ``max_samples``. ``limit_seconds`` (None: no limit) bounds the floor's time by
+    lowering the per-sample state cap from the measured search rate (see ``_sample_cap``).
     """
     from companion.solver.engine_bridge import position_from_engine, unknown_count
     from companion.solver.position import fast_family
@@ -118,15 +127,20 @@ def rank_moves(state: Any, rng: Optional[random.Random] = None, budget_seconds: 
     unseen = sorted(state.unseen(), key=lambda c: c.index)
     stuck = False
     wins = {m: 0 for m in moves}
-    samples = winnable = unknown = 0
+    samples = winnable = unknown = states = 0
     limit = max_samples if hidden else 1
+    floor = min(min_samples, limit) if hidden else 1
     while samples < limit:
-        if samples >= (min_samples if hidden else 1) and time.perf_counter() - start > budget_seconds:
+        elapsed = time.perf_counter() - start
+        if samples >= floor and elapsed > budget_seconds:
             break
         fill = unseen[:]
         rng.shuffle(fill)
         pos = position_from_engine(rules, state, fill)
-        verdicts = _verdicts(pos, moves, sample_states if hidden else EXACT_STATES)
+        cap = EXACT_STATES if not hidden else _sample_cap(
+            sample_states, states, elapsed, limit_seconds, floor - samples)
+        verdicts, used = _verdicts(pos, moves, cap)
+        states += used
         samples += 1
         unknown += verdicts.count(None)
         if not any(verdicts):
@@ -146,18 +160,32 @@ def rank_moves(state: Any, rng: Optional[random.Random] = None, budget_seconds: 
     return Ranking(tuple(ests), samples, winnable, unknown, hidden, time.perf_counter() - start, note)
 
 
-def _verdicts(pos: Any, moves: list[Move], max_states: int) -> list[Optional[bool]]:
-    """Whether each move wins from a fully known position (None: state cap reached).
+def _sample_cap(sample_states: int, states: int, elapsed: float, limit_seconds: Optional[float],
+                left: int) -> int:
+    """State cap of the next sample: the full cap unless the ``left`` samples still owed to
+    the floor, at the rate searched so far, would run past ``limit_seconds``."""
+    if limit_seconds is None or left <= 0 or states < 50_000 or elapsed <= 0:
+        return sample_states  # nothing owed, or too little measured to judge the rate
+    rate = states / elapsed
+    fit = int(rate * max(0.0, limit_seconds - elapsed) / left)
+    return max(min(sample_states, MIN_SAMPLE_STATES), min(sample_states, fit))
+
+
+def _verdicts(pos: Any, moves: list[Move], max_states: int) -> tuple[list[Optional[bool]], int]:
+    """Whether each move wins from a fully known position (None: state cap reached), and the
+    states searched. ``moves`` are all the legal moves of ``pos``: a single one shares the
+    position's own verdict, so it needs no second search.
 
     The C core searches all moves over shared tables (a position lost after one move
     is not searched again after another); the Python fallback solves them one by one."""
     from companion.solver import _c_core, solve_first
     from companion.solver.position import K_DRAW, K_RECYCLE, K_REMOVE, compile_position
     if _c_core is not None and hasattr(_c_core, "verdicts"):
-        root, _ = solve_first(pos, max_states)
-        if root is not True:  # lost (or undecided) from here: so after every move
-            return [root] * len(moves)
         spec = compile_position(pos)
+        result, raw, used, _, _ = _c_core.solve(*spec.args(), 10.0, int(max_states), 0)
+        root = None if result not in (0, 1) else bool(result)
+        if root is not True or len(moves) == 1:  # the root's verdict is then every move's
+            return [root] * len(moves), used
         slot = {c: i for i, c in enumerate(spec.slots) if c is not None}
         raws = []
         for m in moves:
@@ -168,13 +196,13 @@ def _verdicts(pos: Any, moves: list[Move], max_states: int) -> list[Optional[boo
             else:
                 a = slot[m.cards[0]]
                 raws.append((K_REMOVE, a, slot[m.cards[1]] if len(m.cards) > 1 else -1))
-        res, _ = _c_core.verdicts(*spec.args(), 10.0, max_states * len(moves), raws)
-        return [None if r < 0 else bool(r) for r in res]
+        res, more = _c_core.verdicts(*spec.args(), 10.0, max_states * len(moves), raws)
+        return [None if r < 0 else bool(r) for r in res], used + more
     out: list[Optional[bool]] = []
     for m in moves:
         after = pos.apply(m)
         out.append(True if after.is_won() else solve_first(after, max_states)[0])
-    return out
+    return out, 0
 
 
 def _layout_stuck(pos: Any, max_states: int) -> bool:
