@@ -357,3 +357,74 @@ def test_lone_card_lifted_and_put_back_is_reported_illegal():
     events = f.feed(replace(start, frame=9))
     assert [e.kind for e in events] == ["illegal"] and events[0].frame == 7 and str(lone) in events[0].text
     assert f.moves == ()
+
+
+# --- hidden draws only after a real gap; the first card of a pair waits ----------------------------
+
+def _lone_partner_of_stock_top(seed_range, known: bool):
+    """A classic deal whose open pyramid card pairs with the next stock card: lifting that card
+    alone looks like "draw, then that card + the drawn one" when hidden draws are believed."""
+    rules = Rules.preset("classic")
+    for seed in seed_range:
+        deal = Deal.random(rules, random.Random(seed))
+        truth = GameState.initial(rules, deal)
+        drawn = truth.stock[0]
+        lone = next((c for c in truth.available() if c in truth.pyramid and rules.pairs(c, drawn)
+                     and any(rules.pairs(c, o) for o in truth.available() if o is not c)), None)
+        if lone is None:
+            lone = next((c for c in truth.available() if c in truth.pyramid and rules.pairs(c, drawn)), None)
+        if lone is not None:
+            f = Follower(rules, deal if known else Deal.from_cards(rules, deal.pyramid, deal.reserve))
+            f.feed(layout_of(truth, frame=0))
+            return rules, truth, f, lone
+    pytest.skip("no such deal")
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_lone_card_seen_clearly_is_not_a_hidden_draw_and_pair(known):
+    rules, truth, f, lone = _lone_partner_of_stock_top(range(200), known)
+    start = layout_of(truth, frame=10)
+    f.feed(_without(start, {lone}))  # one second later: the view was clear all along
+    assert f.moves == () and not any(e.kind == "move" for e in f.events)
+    events = f.feed(layout_of(truth, frame=25))  # put back: it was lifted alone
+    assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text
+    assert f.moves == ()
+
+
+def test_hidden_draw_believed_after_frames_the_stream_skipped():
+    rules, truth, f, lone = _lone_partner_of_stock_top(range(200), False)
+    after = truth.apply(Move.draw())
+    after = after.apply(next(m for m in after.legal_moves() if m.kind == "remove" and lone in m.cards
+                             and after.waste[0][-1] in m.cards))
+    layout = replace(layout_of(after, frame=20), extra={"skipped": 90})  # 3 s of a hand over the table
+    f.feed(layout)
+    f.finish()
+    assert [m.kind for m in f.moves] == ["draw", "remove"] and f.state.key() == after.key()
+
+
+def test_first_card_of_a_pair_taken_from_the_waste_waits_for_the_second():
+    rules, truth, f = setup("classic", 2)
+    _, played, move = play_until(
+        truth, lambda s: next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2 and
+                               s.waste[0] and len(s.waste[0]) >= 2 and s.waste[0][-1] in m.cards), None),
+        random.Random(2))
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    top = truth.waste[0][-1]
+    rows = layout_of(truth, frame=len(played) + 5)
+    assert top in move.cards
+    # the waste top lifted: the card beneath shows
+    assert f.feed(replace(rows, waste=((truth.waste[0][-2],),))) == [] and f.status == "pending"
+    events = f.feed(layout_of(truth.apply(move), frame=len(played) + 10))
+    assert [e.kind for e in events] == ["move"] and f.moves[n:] == (move,)
+
+
+def test_lone_card_gone_for_long_is_illegal():
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
+                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
+    gone = _without(layout_of(truth, frame=30), {lone})
+    assert f.feed(gone) == [] and f.status == "pending"
+    assert f.feed(replace(gone, frame=60)) == []  # one second: still waiting
+    events = f.feed(replace(gone, frame=150))  # four seconds at 30 frames/s
+    assert [e.kind for e in events] == ["illegal"] and events[0].frame == 30 and f.moves == ()

@@ -5,7 +5,7 @@
 Each game is played at random (removals preferred) on a random deal; after each
 move the table is shown to the follower as a perfect eye would (``script.layout_of``)
 with probability ``--seen`` (else the next view also hides this move, as a hand
-over the table would), and every ``--illegal-every``-th view an illegal removal
+over the table would: its frames count as skipped by the stream, a real gap), and every ``--illegal-every``-th view an illegal removal
 (a pair not making the sum, or a covered card) is shown, then put back. Between
 stable changes ``--still`` unchanged frames are fed, as a camera at 30 frames/s
 would. Printed per preset: games whose moves were all recovered in order, the
@@ -58,15 +58,17 @@ def run_game(rules: Rules, seed: int, *, seen: float, illegal_every: int, still:
     truth = GameState.initial(rules, deal)
     follower = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve))
     frame = 0
+    blocked = 0  # frames a hand hid the table (moves not seen on their own), told with the next view
     times: list[float] = []
     change_times: list[float] = []
 
     def show(layout: Any, changed: bool = True) -> list:
-        nonlocal frame
+        nonlocal frame, blocked
         events = []
         for k in range(still if changed else 1):
             frame += 1
-            layout = replace(layout, frame=frame)
+            layout = replace(layout, frame=frame, extra={**layout.extra, "skipped": blocked})
+            blocked = 0
             t = time.perf_counter()
             events += follower.feed(layout)
             dt = time.perf_counter() - t
@@ -88,6 +90,8 @@ def run_game(rules: Rules, seed: int, *, seen: float, illegal_every: int, still:
         truth = truth.apply(m)
         played.append(m)
         if rng.random() >= seen:
+            frame += 2 * still  # the stream skips the frames with a hand over the table
+            blocked += 2 * still
             continue
         layout = layout_of(truth, stock_top="pile")
         views += 1

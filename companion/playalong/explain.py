@@ -7,6 +7,8 @@ branching is mostly draws and recycles. Unknown stock cards are learned on the
 way: a draw that turns unknown cards may only turn cards the camera now sees
 for the first time (``deep=True`` also lets a hidden draw turn an unseen card
 that pairs with a card that vanished, for views blocked during a draw+pair).
+``hidden_draws=False`` (the table was in view since the last stable layout)
+never plays a card turned within the same explanation.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from companion.cards import Card
-from companion.moves import REMOVE, TO_CELL, Move
+from companion.moves import DRAW, REMOVE, TO_CELL, Move
 from companion.playalong.knowledge import learn_stock, learn_waste
 from companion.playalong.view import Observation, agrees, outside_tops
 
@@ -45,8 +47,16 @@ class Explainer:
     """Bounded shortest-sequence search; one instance per question."""
 
     def __init__(self, obs: Observation, *, max_moves: int = 8, max_nodes: int = 4000,
-                 deep: bool = False, max_alternatives: int = 8, max_seconds: float = 0.5) -> None:
+                 deep: bool = False, max_alternatives: int = 8, max_seconds: float = 0.5,
+                 hidden_draws: bool = True, seen_before: frozenset = frozenset()) -> None:
         self.obs = obs
+        #: Cards face up in the view before (a card a draw turned that was seen there is not hidden).
+        self.seen_before = seen_before
+        #: False when the view before was seen clearly up to this one: a card a draw turns
+        #: would have been seen in a stable view before being played, so no card turned in an
+        #: explanation may be played in it (``deep`` guessing is off too). Draws that only
+        #: bury cards under the waste top stay allowed (a quick second draw).
+        self.hidden_draws = hidden_draws
         self.seen = obs.visible()
         self.max_moves = max_moves
         self.max_nodes = max_nodes
@@ -119,7 +129,7 @@ class Explainer:
         for move in state.legal_moves():
             if self._useful(move):
                 yield (), move, state.apply(move)
-        if self.deep and may_guess:
+        if self.deep and may_guess and self.hidden_draws:
             # the view was blocked while an unseen card was turned and played at once:
             # name it (a guess among the partners of the cards that vanished) so that
             # the removal using it becomes a legal move. One guess per explanation at
@@ -166,17 +176,19 @@ class Explainer:
         hit = self._goal(start)
         if hit is not None:
             return Explanation([], hit[0], learned=hit[1])
-        frontier: list[tuple[Any, list[Step]]] = [(start, [])]
+        frontier: list[tuple[Any, list[Step], frozenset]] = [(start, [], frozenset())]
         seen_keys = {start.key()}
         goals: list[tuple[list[Step], Any]] = []
         depth = 0
         deadline = time.perf_counter() + self.max_seconds
         while frontier and depth < self.max_moves and not goals and self.nodes <= self.max_nodes:
             depth += 1
-            next_frontier: list[tuple[Any, list[Step]]] = []
-            for state, path in frontier:
+            next_frontier: list[tuple[Any, list[Step], frozenset]] = []
+            for state, path, drawn in frontier:
                 may_guess = not any(c not in self.seen for ls, _ in path for c in ls)
                 for learned, move, child in self._children(state, start, may_guess):
+                    if not self.hidden_draws and not self._clear_step(move, path, drawn):
+                        continue
                     self.nodes += 1
                     hit = self._goal(child)
                     if hit is not None:
@@ -186,7 +198,9 @@ class Explainer:
                     if key in seen_keys or depth + self._bound(child) >= self.max_moves + 1:
                         continue
                     seen_keys.add(key)
-                    next_frontier.append((child, path + [(learned, move)]))
+                    turned = (drawn | (_turned(state, child) - self.seen_before)
+                              if move.kind == DRAW and not self.hidden_draws else drawn)
+                    next_frontier.append((child, path + [(learned, move)], turned))
                 if self.nodes > self.max_nodes or time.perf_counter() > deadline:
                     self.nodes = max(self.nodes, self.max_nodes + 1)
                     break
@@ -194,6 +208,11 @@ class Explainer:
         if not goals:
             return None
         return self._pick(goals, start)
+
+    @staticmethod
+    def _clear_step(move: Move, path: list[Step], drawn: frozenset) -> bool:
+        """Whether ``move`` may follow ``path`` when the table was in view all along."""
+        return not (drawn and any(c in drawn for c in move.cards))
 
     # --- choosing among explanations ----------------------------------------------------
     def _pick(self, goals: list[tuple[list[Step], Any]], start: Any) -> Explanation:
@@ -217,6 +236,15 @@ class Explainer:
         guessed = any(c not in self.seen for ls, _ in best_steps for c in ls)
         return Explanation(best_steps, best_state, [s for s, _ in ranked[1:self.max_alternatives + 1]],
                            guessed, self.nodes)
+
+
+def _turned(before: Any, after: Any) -> frozenset:
+    """Cards a draw put face up: new waste cards, and a playable stock's new top."""
+    old = {c for p in before.waste for c in p if c is not None}
+    new = {c for p in after.waste for c in p if c is not None and c not in old}
+    if after.rules.stock_playable and after.stock and after.stock[0] is not None:
+        new.add(after.stock[0])
+    return frozenset(new)
 
 
 def explain(start: Any, obs: Observation, *, max_moves: int = 8, max_nodes: int = 4000) -> Optional[Explanation]:

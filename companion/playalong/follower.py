@@ -8,6 +8,14 @@ reading a card that contradicts a confirmed one: a ``check`` event naming the
 slot) or the person's (an ``illegal`` event with the reason); the recorded game
 then keeps its last legal position until the table matches a legal
 continuation again, or the person overrides. Nothing recorded is ever dropped.
+
+Hidden draws (a stock card turned and played out of sight) are believed only after
+a real gap before the view: frames the stream skipped (``layout.extra["skipped"]``)
+or a long time between stable layouts. Between two views seen clearly a draw shows
+its card in a stable view before it is played, so an explanation then never plays a
+card it turned. One open card gone (the first card of a
+pair being picked up) is ``pending`` until the pair completes; it is illegal when
+the card comes back or stays gone longer than ``lone_s``.
 """
 
 from __future__ import annotations
@@ -61,10 +69,25 @@ class Follower:
     """Follow one game. ``start``: a Deal, deal text, a first layout, or a Game to resume."""
 
     def __init__(self, rules: Any, start: Deal | str | TableLayout | Game, *, max_moves: int = 8,
-                 max_nodes: int = 4000) -> None:
+                 max_nodes: int = 4000, fps: float = 30.0, gap_s: float = 6.0, blocked_s: float = 1.5,
+                 lone_s: float = 3.0) -> None:
         self.rules = rules
         self.max_moves = max_moves
         self.max_nodes = max_nodes
+        #: Frames per second of the layouts' frame numbers, to turn the limits below into frames.
+        self.fps = fps
+        #: A hidden draw (a stock card turned and played out of sight) is only believed after a
+        #: real gap: this long between two stable layouts, or this long of frames the stream
+        #: says it skipped (``layout.extra["skipped"]``, a hand or arm over the table). Between
+        #: two views seen clearly a draw would have shown its card in a stable view of its own.
+        self.gap_s = gap_s
+        self.blocked_s = blocked_s
+        #: A lone open card gone longer than this is reported illegal (else: the first card
+        #: of a pair being picked up, waiting for the second).
+        self.lone_s = lone_s
+        self._prev_frame: Optional[int] = None
+        self._skipped = 0  # frames the stream skipped since the last change
+        self._gap = True
         self.events: list[Event] = []
         self.status = "ok"  # "ok" | "illegal" | "check" | "pending"
         self._last_sig: Optional[tuple] = None
@@ -108,14 +131,27 @@ class Follower:
         """Take the next stable layout; returns the new events (usually none)."""
         obs = observe(layout, self.rules)
         sig = obs.signature
+        skipped = int((layout.extra or {}).get("skipped") or 0)
+        prev, self._prev_frame = self._prev_frame, layout.frame
         if sig == self._last_sig:  # the common case: nothing changed
-            return []
+            self._skipped += skipped  # skipped while nothing changed: still a blocked view
+            return self._lone_timed_out(layout.frame) if self._lone is not None else []
         self._last_sig = sig
+        skipped, self._skipped = skipped + self._skipped, 0
+        self._gap = self._real_gap(prev, layout.frame, skipped)
         self._last_obs = obs
         try:
             return self._process(obs)
         finally:
             self._prev_visible = obs.visible()
+
+    def _real_gap(self, prev: Optional[int], frame: int, skipped: int) -> bool:
+        """Whether the table may have changed out of sight since the previous stable layout."""
+        if prev is None or prev < 0 or frame < 0:
+            return True  # frame numbers unknown: cannot tell, allow it
+        if skipped >= self.blocked_s * self.fps:
+            return True
+        return frame - prev >= self.gap_s * self.fps
 
     def finish(self) -> list[Event]:
         """The stream ended: accept a waiting guessed explanation of the last view, if any."""
@@ -169,11 +205,8 @@ class Follower:
                 return new
         if found is None:
             text = self._diagnose(state, obs, wrong)
-            gone = [c for c in _open_cards(state) if c not in obs.visible()]
-            if (lone is None and not wrong and len(gone) == 1 and not self.rules.is_king(gone[0])
-                    and gone[0] in state.pyramid and gone[0] in state.available() and obs.visible() <= set(_open_cards(state)) | set(
-                        c for c in state.pyramid if c is not None)):
-                # one open pyramid card lifted: usually the first card of a pair. Decide on
+            if lone is None and not wrong and self._first_of_pair(state, obs):
+                # one open card lifted: usually the first card of a pair. Decide on
                 # the next view: the pair completed, or the card put back (then it was illegal).
                 self._lone = (obs.frame, text)
                 self.status = "pending"
@@ -198,11 +231,50 @@ class Follower:
         self.events.extend(new)
         return new
 
+    def _first_of_pair(self, state: Any, obs: Observation) -> bool:
+        """One open card gone and nothing else changed but the card it uncovered (the waste or
+        stock card beneath it): what lifting the first card of a pair looks like."""
+        seen = obs.visible()
+        open_cards = set(_open_cards(state))
+        if self.rules.stock_playable and state.stock and state.stock[0] is not None:
+            open_cards.add(state.stock[0])
+        gone = [c for c in open_cards if c not in seen]
+        if len(gone) != 1 or self.rules.is_king(gone[0]) or gone[0] not in state.available():
+            return False
+        if not any(self.rules.pairs(gone[0], c) for c in state.available() if c is not gone[0]):
+            return False  # nothing open pairs with it: lifting it is illegal at once
+        placed = {c for c in state.pyramid if c is not None}
+        new = seen - open_cards - placed
+        if not new:
+            return True
+        if gone[0] in placed or len(new) > 1:
+            return False
+        # a waste / stock top lifted shows the card beneath: known there, or not yet seen
+        (card,) = new
+        below = {c for p in state.waste for c in p[-2:-1]} | set(state.stock[1:2])
+        return card in below or card in state.unseen()
+
+    def _lone_timed_out(self, frame: int) -> list[Event]:
+        """A lone card gone for longer than ``lone_s`` was not the first card of a pair."""
+        if self._lone is None or frame < 0 or self._lone[0] < 0 or frame - self._lone[0] <= self.lone_s * self.fps:
+            return []
+        lifted, text = self._lone
+        self._lone = None
+        self._pending = None
+        self.status = "illegal"
+        self._last_illegal = text
+        event = Event(lifted, ILLEGAL, text)
+        self.events.append(event)
+        return [event]
+
     def _explain(self, state: Any, obs: Observation, max_moves: Optional[int],
-                 max_nodes: Optional[int]) -> Optional[Explanation]:
-        kw = dict(max_moves=max_moves or self.max_moves, max_nodes=max_nodes or self.max_nodes)
+                 max_nodes: Optional[int], hidden: Optional[bool] = None) -> Optional[Explanation]:
+        """``hidden``: may draws have happened out of sight (default: a real gap before this view)."""
+        hidden = self._gap if hidden is None else hidden
+        kw = dict(max_moves=max_moves or self.max_moves, max_nodes=max_nodes or self.max_nodes,
+                  hidden_draws=hidden, seen_before=frozenset(self._prev_visible))
         found = Explainer(obs, **kw).search(state)
-        if found is None:
+        if found is None and hidden:
             found = Explainer(obs, deep=True, **kw).search(state)
         return found
 
@@ -404,7 +476,8 @@ class Follower:
         else:
             if self._last_obs is None:
                 return []
-            found = self._explain(self.game.state, self._last_obs, self.max_moves * 2, self.max_nodes * 10)
+            found = self._explain(self.game.state, self._last_obs, self.max_moves * 2, self.max_nodes * 10,
+                                  hidden=True)
             if found is None:
                 raise IllegalMoveError("override: no legal sequence of moves leads to the table as seen; "
                                        "enter the moves played instead")

@@ -49,7 +49,7 @@ def follow_game(folder: Path, *, known_deal: bool = False, stable: int | None = 
     fps = float(truth.get("fps", 30.0))
     k = stable or max(3, round(DEFAULT_K * fps / 30.0))
     fuser = LayoutFuser(k)
-    follower = Follower(rules, deal) if known_deal else None
+    follower = Follower(rules, deal, fps=fps) if known_deal else None
     spent: list[float] = []
     illegal_frames: list[int] = []
     with (folder / "labels.jsonl").open() as f:
@@ -59,7 +59,7 @@ def follow_game(folder: Path, *, known_deal: bool = False, stable: int | None = 
             t = time.perf_counter()
             if accepted is not None:
                 if follower is None:
-                    follower = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve))
+                    follower = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve), fps=fps)
                 events = follower.feed(accepted)
                 illegal_frames += [e.frame for e in events if e.kind == "illegal"]
             spent.append(time.perf_counter() - t)

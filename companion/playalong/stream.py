@@ -10,6 +10,7 @@ pipeline and fused so that only stable changes come out.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
@@ -57,6 +58,12 @@ def layout_from_json(data: dict[str, Any], where: str = "layout") -> TableLayout
     extra: dict[str, Any] = {}
     if data.get("stock_top"):
         extra["stock_top"] = _card(data["stock_top"], f"{where}, stock top")
+    if data.get("skipped"):  # frames the fuser skipped before this layout (a blocked view)
+        try:
+            extra["skipped"] = int(data["skipped"])
+        except (TypeError, ValueError):
+            raise InvalidLayoutError(f"{where}: 'skipped' must be a number of frames, "
+                                     f"got {data['skipped']!r}") from None
     try:
         return TableLayout(
             tuple(rows), waste,  # type: ignore[arg-type]
@@ -76,6 +83,8 @@ def layout_to_json(layout: TableLayout) -> dict[str, Any]:
     top = layout.extra.get("stock_top") if layout.extra else None
     if top is not None:
         data["stock_top"] = str(top)
+    if layout.extra and layout.extra.get("skipped"):
+        data["skipped"] = int(layout.extra["skipped"])
     return data
 
 
@@ -117,11 +126,17 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
     src = open_source(source)  # a bad path fails before the model loads
     pipe = LayoutPipeline(detector if detector is not None else default_detector(), rules)
     fuser = LayoutFuser(stable or DEFAULT_K)
+    skipped = 0
     with src:
         for n, (i, image) in enumerate(src, 1):
+            before = fuser.skipped
             accepted = fuser.update(pipe.process(image, frame=i), i)
+            skipped += fuser.skipped - before
             if accepted is not None:
-                yield accepted
+                # frames the fuser could not use since the last change (a hand over the table):
+                # the Follower believes hidden draws only after such a gap
+                yield replace(accepted, extra={**(accepted.extra or {}), "skipped": skipped})
+                skipped = 0
             if max_frames and n >= max_frames:
                 break
 
