@@ -87,3 +87,28 @@ def test_flicker_of_one_misread_is_ignored():
     noises = [Noise(0.05, 0.0, 0.0, 0.0)] * 20 + [Noise(0.05, 0.0, 0.2, 0.0)] * 80
     changes = run([truth] * 100, noises)
     assert len(changes) == 1
+
+
+def test_uncovered_cards_hidden_by_a_resting_hand_are_not_removed():
+    rng = np.random.default_rng(8)
+    truth = synth_truth(rng, tilt_deg=10)
+    # A still hand over the bottom row's middle hides three uncovered cards (and their second
+    # indices): more than a move takes, and fewer corners than the table shows.
+    row = truth["pyramid"][6]
+    centre = np.array(row[3]["quad"]).mean(0)
+    width = np.linalg.norm(np.subtract(row[3]["quad"][1], row[3]["quad"][0]))
+    still = Noise(0.05, 0.0, 0.0, 0.0, hands=(Hand(centre[0], centre[1], 1.3 * width, garble_rate=0.0),))
+    clean = Noise(0.05, 0.0, 0.0, 0.0)
+    changes = run([truth] * 100, [clean] * 30 + [still] * 40 + [clean] * 30)
+    assert len(changes) == 1, [c[0] for c in changes]
+
+
+def test_a_pair_removed_while_false_boxes_flicker_is_accepted_once_seen_clearly():
+    rng = np.random.default_rng(9)
+    truth = synth_truth(rng, tilt_deg=15)
+    after = remove_cards(truth, [(6, 2), (6, 3)])
+    clean = Noise(0.05, 0.0, 0.0, 0.0)
+    busy = Noise(0.05, 0.0, 0.0, 3.0)  # many false boxes while the hand is still around
+    changes = run([truth] * 40 + [after] * 70, [clean] * 40 + [busy] * 30 + [clean] * 40)
+    assert [f for f, _ in changes][0] == DEFAULT_QUORUM - 1
+    assert len(changes) == 2 and changes[1][1] == after["pyramid_codes"]

@@ -123,3 +123,38 @@ def test_realistic_scenes_from_the_fake():
 def test_too_few_points():
     assert fit_pyramid(np.zeros((0, 2))) is None
     assert fit_pyramid(np.array([[10.0, 10.0], [50.0, 60.0]])) is None
+
+
+def late_game(rng, keep_nodes, waste=12, tilt=30, roll=4):
+    """A full deal's fit, then only ``keep_nodes`` left on the pyramid and a long waste below it."""
+    ri, uv = pyramid_nodes(7)
+    h = random_homography(rng, tilt, roll, scale=float(rng.uniform(60, 110)))
+    full = project(h, uv + rng.normal(0, 0.03, uv.shape))
+    pts = project(h, uv[keep_nodes] + rng.normal(0, 0.03, (len(keep_nodes), 2)))
+    below = np.column_stack([np.linspace(-3.0, 3.0, waste), np.full(waste, 8.6)])
+    pts = np.vstack([pts, project(h, below + rng.normal(0, 0.03, below.shape))])
+    return full, pts, np.array(list(keep_nodes) + [-1] * waste)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_late_game_keeps_the_tracked_fit_despite_a_long_waste(seed):
+    rng = np.random.default_rng(100 + seed)
+    keep = [0, 1, 2, 4] if seed % 2 else [0, 2]
+    full, pts, truth = late_game(rng, keep)
+    prior = fit_pyramid(full)
+    fit = fit_pyramid(pts, prior=prior.homography)
+    assert fit is not None and fit.tracked
+    np.testing.assert_array_equal(fit.node_of_point, truth)
+    assert np.isfinite(fit.homography).all()
+
+
+def test_tracking_is_refused_when_the_reads_contradict_the_prior():
+    rng = np.random.default_rng(7)
+    full, pts, truth = late_game(rng, [0, 1, 2, 3, 4, 5], waste=0)
+    prior = fit_pyramid(full)
+    # The whole layout moved by half a slot: every read lies between nodes of the prior.
+    moved = pts + 0.5 * (project(prior.homography, np.array([[1.0, 0.0]]))
+                         - project(prior.homography, np.array([[0.0, 0.0]])))
+    fit = fit_pyramid(moved, prior=prior.homography)
+    assert fit is None or not fit.tracked
+

@@ -25,6 +25,13 @@ Before voting, each frame is cleaned:
   with more than ``max_anomalies`` signs of trouble (weak reads, slots that
   must hold a card but show none, a card read twice: what a hand's edge does
   to the detector) is skipped (it does not enter the window);
+* hand cue: a frame where accepted cards vanished *and* the read count dropped
+  by more than those cards' corners, or more boxes were placed nowhere (against
+  the median of recent frames where nothing vanished) shows a hand: it is skipped, so it votes neither way; a
+  change that only ever shows with the cue is voted on normally after a whole
+  window of such frames (no deadlock on a stale baseline);
+* more than ``max_removed`` (2) adjacent accepted cards vanishing at once is no
+  move (a move takes at most two): they are taken from the accepted layout;
 * a slot that must hold a card (a card still lies on it) but shows none is
   taken from the accepted layout: a card cannot leave from under another, so
   this is occlusion, not a move. The same for a slot read with a score under
@@ -41,6 +48,8 @@ import math
 from collections import Counter, deque
 from dataclasses import replace
 from typing import Optional
+
+import numpy as np
 
 from companion.layout import SlotReading, TableLayout
 from companion.vision.pipeline import FrameReading
@@ -62,7 +71,7 @@ class LayoutFuser:
     """Feed every frame's reading to ``update``; it returns a layout only when a change is accepted."""
 
     def __init__(self, k: int = DEFAULT_K, quorum: Optional[int] = None, *, min_seen: float = 0.6,
-                 min_score: float = 0.3, max_anomalies: int = 1) -> None:
+                 min_score: float = 0.3, max_anomalies: int = 1, max_removed: int = 2) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k!r}")
         self.k = k
@@ -73,8 +82,13 @@ class LayoutFuser:
         self.min_seen = min_seen
         self.min_score = min_score
         self.max_anomalies = max_anomalies
+        self.max_removed = max_removed
         self.accepted: Optional[TableLayout] = None
         self._window: deque[TableLayout] = deque(maxlen=k)
+        #: (reads, anomalies, unplaced reads) of recent frames where nothing vanished: the hand
+        #: cue's baseline.
+        self._counts: deque[tuple[int, int, int]] = deque(maxlen=k)
+        self._cue_run = 0
         self.skipped = 0
 
     @classmethod
@@ -87,6 +101,8 @@ class LayoutFuser:
     def reset(self) -> None:
         self.accepted = None
         self._window.clear()
+        self._counts.clear()
+        self._cue_run = 0
 
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
         layout = reading.layout if isinstance(reading, FrameReading) else reading
@@ -97,7 +113,10 @@ class LayoutFuser:
             return None
         if self._window and self._window[-1].rows != layout.rows:
             self._window.clear()
-        self._window.append(self._fill_occluded(layout, hidden))
+        if isinstance(reading, FrameReading) and self._hand_cue(reading, layout):
+            self.skipped += 1  # cards vanished in a frame that shows a hand: no vote either way
+            return None
+        self._window.append(self._fill_unclear_removals(self._fill_occluded(layout, hidden)))
         settled = self._settled()
         if settled is None:
             return None
@@ -144,6 +163,80 @@ class LayoutFuser:
         seen = sum(1 for r, i in before if layout.pyramid[r][i].card is not None)
         return seen >= self.min_seen * len(before)
 
+    def _hand_cue(self, reading: FrameReading, layout: TableLayout) -> bool:
+        """Accepted cards (pyramid or waste top) vanished in a frame with a sudden drop of the
+        read count (fewer reads than the recent frames where nothing vanished, beyond what the
+        vanished cards account for: two corners each, a whole waste fan; a hand hides the
+        neighbours' corners too, a lifted pair does not) or with more boxes placed nowhere than
+        those frames (a hand's edge makes false boxes). (Counting weak reads and hidden slots
+        too was tried: it held back real moves of the bundled demo video.)"""
+        n = len(reading.detections)
+        acc = self.accepted
+        vanished = corners = 0
+        if acc is not None and acc.rows == layout.rows:
+            vanished = sum(1 for r, i, s in layout.slots()
+                           if s.card is None and acc.pyramid[r][i].card is not None)
+            corners = 2 * vanished
+            for pile, a, b in zip(acc.waste, acc.waste_tops(), layout.waste_tops()):
+                if a is not None and b is not a:  # a pile changed: all of its fanned cards may go
+                    vanished += 1
+                    corners += 2 * max(len(pile), 1)
+        # Baselines from recent frames where nothing vanished: a table may show a lasting
+        # anomaly (a card the camera never sees, a loose card) that is no hand.
+        now = (n, reading.anomalies, len(reading.unplaced))
+        if vanished == 0:
+            self._counts.append(now)
+            self._cue_run = 0
+            return False
+        if self._counts:
+            typ = np.median(np.array(self._counts), 0)
+            troubled = now[0] < typ[0] - corners - 1 or now[2] > typ[2]
+        else:
+            troubled = False
+        cue = vanished > 0 and troubled
+        # A change that only ever shows with the cue (a resting hand, or a baseline gone stale)
+        # is voted on normally after a whole window of such frames.
+        self._cue_run = self._cue_run + 1 if cue else 0
+        if self._cue_run > self.k:
+            self._counts.clear()
+            return False
+        return cue
+
+    def _fill_unclear_removals(self, layout: TableLayout) -> TableLayout:
+        """Accepted cards that vanished in this frame count as removed only when seen clearly.
+
+        Vanished slots are grouped by adjacency (same row, or lying on each other).
+        A move takes at most two pyramid cards: a group of more than ``max_removed``
+        slots is a hand over the cards, and the accepted cards stay. (Also refusing
+        groups next to a hidden slot was tried: a card the camera never sees then
+        blocks every real removal next to it, see rendered game g01001.)
+        """
+        acc = self.accepted
+        if acc is None or acc.rows != layout.rows:
+            return layout
+        gone = {(r, i) for r, i, s in layout.slots()
+                if s.card is None and acc.pyramid[r][i].card is not None}
+        if not gone:
+            return layout
+        rows = [list(r) for r in layout.pyramid]
+        seen: set = set()
+        for start in sorted(gone):
+            if start in seen:
+                continue
+            group, todo = [], [start]
+            seen.add(start)
+            while todo:
+                cur = todo.pop()
+                group.append(cur)
+                for nb in _neighbours(*cur, layout.rows):
+                    if nb in gone and nb not in seen:
+                        seen.add(nb)
+                        todo.append(nb)
+            if len(group) > self.max_removed:
+                for r, i in group:
+                    rows[r][i] = acc.pyramid[r][i]
+        return replace(layout, pyramid=tuple(tuple(r) for r in rows))
+
     def _fill_occluded(self, layout: TableLayout, hidden: tuple[tuple[int, int], ...]) -> TableLayout:
         if self.accepted is None or self.accepted.rows != layout.rows:
             return layout
@@ -155,3 +248,9 @@ class LayoutFuser:
                 rows[r][i] = old
                 changed = True
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)) if changed else layout
+
+
+def _neighbours(r: int, i: int, rows: int) -> list[tuple[int, int]]:
+    """Slots next to ``(r, i)``: left/right in its row, the two it lies on and the two lying on it."""
+    cand = [(r, i - 1), (r, i + 1), (r - 1, i - 1), (r - 1, i), (r + 1, i), (r + 1, i + 1)]
+    return [(a, b) for a, b in cand if 0 <= a < rows and 0 <= b <= a]

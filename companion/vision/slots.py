@@ -261,7 +261,9 @@ def _place(keys: np.ndarray, rows: int, inverted: bool, candidates_out: Optional
     ok = (np.abs(offs) < span).all(2)
     code = (offs[..., 0] + span) * (2 * span) + (offs[..., 1] + span) + np.arange(g)[:, None] * cells
     counts = np.bincount(code[ok], minlength=g * cells).reshape(g, cells)
-    gi, top = np.nonzero(counts >= counts.max(1, keepdims=True) - 3)
+    # Offsets that put at least one point on a node (with very few points "max - 3" alone would
+    # keep every one of the 4096 offsets of every re-basing, and the search would take seconds).
+    gi, top = np.nonzero((counts >= counts.max(1, keepdims=True) - 3) & (counts >= 1))
     cand = np.stack([top // (2 * span) - span, top % (2 * span) - span], 1)
     shifted = keys[gi] + cand[:, None, :] - lo                    # (C, n, 2)
     inside = ((shifted >= 0) & (shifted < np.array(grid.shape))).all(2)
@@ -333,11 +335,14 @@ def fit_pyramid(points: np.ndarray, rows: int = 7, inverted: bool = False, *,
     pts = np.asarray(points, np.float64).reshape(-1, 2)
     n = len(pts)
     if prior is not None and n:
+        # The refined prior first; when a refit on few, clustered reads extrapolates the rest of the
+        # pyramid elsewhere, the prior itself (the cards have not moved).
         h = _track(pts, prior, rows, inverted, tol)
-        if h is not None:
-            fit = _finish(pts, h, rows, inverted, assign_tol, absolute=True)
-            if fit is not None and fit.inliers >= min(3, n) and _same_place(fit, prior) and (
-                    fit.inliers >= 0.6 * n or (fit.inliers >= 0.5 * n and _violations(fit) <= 2)):
+        for cand, refit in ((h, True), (prior, False)):
+            if cand is None:
+                continue
+            fit = _finish(pts, cand, rows, inverted, assign_tol, absolute=True, refit=refit)
+            if fit is not None and _same_place(fit, prior) and _prior_holds(fit, n):
                 return replace(fit, tracked=True)
     if n < 3:
         return None
@@ -376,6 +381,38 @@ def fit_pyramid(points: np.ndarray, rows: int = 7, inverted: bool = False, *,
         if s > best[0]:
             best = (s, fit)
     return best[1]
+
+
+def _prior_holds(fit: LatticeFit, n: int) -> bool:
+    """Keep tracking unless this frame's reads clearly contradict the prior.
+
+    The cards of a pyramid do not move, and late in a game only a few of them
+    are left while the waste keeps growing, so the share of *all* reads on
+    nodes says little. What contradicts the prior is reads inside the
+    pyramid's area that sit on no node (the layout slid, the camera moved):
+    the prior holds when at least one read sits on a node, the placed cards
+    form a pyramid (at most two cards lying on an empty slot), and those
+    off-node reads inside the area are fewer than the placed ones (and at most
+    two when only one or two cards are placed).
+    """
+    if fit.inliers >= min(3, n) and (fit.inliers >= 0.6 * n
+                                      or (fit.inliers >= 0.5 * n and _violations(fit) <= 2)):
+        return True  # the original rule: most reads on the pyramid
+    if fit.inliers < 1 or _violations(fit) > (0 if fit.inliers < 3 else 2):
+        return False
+    off = (fit.node_of_point < 0) & _in_area(fit.uv, fit.rows, fit.inverted)
+    stray = int(off.sum())
+    return stray < fit.inliers and (fit.inliers >= 3 or stray <= 2)
+
+
+def _in_area(uv: np.ndarray, rows: int, inverted: bool, margin: float = 0.5) -> np.ndarray:
+    """Lattice points inside the pyramid's triangle (grown by ``margin``); NaN/inf are outside."""
+    with np.errstate(invalid="ignore"):
+        u, v = uv[:, 0], uv[:, 1]
+        r = (rows - 1 - v) if inverted else v
+        centre = (rows - 1) / 2 if inverted else 0.0
+        inside = (r >= -margin) & (r <= rows - 1 + margin) & (np.abs(u - centre) <= np.clip(r, 0, None) / 2 + margin)
+    return np.asarray(inside & np.isfinite(u) & np.isfinite(v))
 
 
 def _same_place(fit: LatticeFit, prior: np.ndarray, limit: float = 0.35) -> bool:
@@ -487,6 +524,8 @@ def _up_angle(h_abs: np.ndarray, centre_uv: np.ndarray) -> float:
     """Angle (radians) between the layout's "down" and the image's down at ``centre_uv``."""
     p = apply_h(h_abs, np.array([centre_uv, centre_uv + [0.0, 1.0]]))
     d = p[1] - p[0]
+    if not np.isfinite(d).all():  # the centre lies on the horizon of a degenerate fit
+        return float(np.pi)
     return float(np.arccos(np.clip(d[1] / max(np.hypot(*d), 1e-9), -1, 1)))
 
 
@@ -542,7 +581,10 @@ def _rebase(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
             scores[c] = present[c].sum() - 0.5 * (present[c, pj] & ~present[c, pc] & seen[pc]).sum()
     best: tuple[float, Optional[np.ndarray]] = (-np.inf, None)
     top = scores.max()
-    for c in np.flatnonzero(scores >= top - 3.0):
+    near_top = np.flatnonzero(scores >= top - 3.0)
+    # Bounded work: the tie-break (worth at most ~1 point) is weighed for the best 64 placements.
+    near_top = near_top[np.argsort(-scores[near_top], kind="stable")[:64]]
+    for c in near_top:
         h_abs = h @ _rebase_t(sel[gis[c]], offs[c])
         total = float(scores[c]) + _tie_break(h_abs, pairs, rows)
         if total > best[0]:
@@ -567,7 +609,7 @@ def _tie_break(h_abs: np.ndarray, pairs: Optional[np.ndarray], rows: int) -> flo
 
 def _finish(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: float, absolute: bool,
             max_rotation_deg: float = 180.0, pairs: Optional[np.ndarray] = None,
-            frame_size: Optional[tuple[int, int]] = None) -> Optional[LatticeFit]:
+            frame_size: Optional[tuple[int, int]] = None, refit: bool = True) -> Optional[LatticeFit]:
     try:
         if absolute:
             h_abs = h
@@ -578,7 +620,7 @@ def _finish(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
         ids, uv, res = _assign(pts, h_abs, rows, inverted, tol)
         # Refit on the placed points for the final (sub-pixel) model, then place again.
         on = ids >= 0
-        if on.sum() >= 6:
+        if refit and on.sum() >= 6:
             _, nodes_uv = pyramid_nodes(rows, inverted)
             refit = fit_homography(nodes_uv[ids[on]], pts[on])
             if refit is not None:
