@@ -15,18 +15,8 @@ from companion.rules import Rules
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    from companion.app.advice import rule_of_thumb_advice
-    from companion.app.window import MainWindow
-
-    w = MainWindow(manual=True, rules=Rules.preset("classic"), advisor=rule_of_thumb_advice,
-                   settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                   data_dir=tmp_path / "data", ask_resume=lambda path: False)
-    qtbot.addWidget(w)
-    w.show()
-    return w
+def window(window_factory):
+    return window_factory(rules=Rules.preset("classic"))
 
 
 def test_demo_misreads_corrected_then_followed(window, qtbot):

@@ -41,18 +41,8 @@ def table(state, frame: int, remove: tuple[Card, ...] = ()) -> TableLayout:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    from companion.app.advice import rule_of_thumb_advice
-    from companion.app.window import MainWindow
-
-    w = MainWindow(manual=True, rules=Rules.preset("classic"), advisor=rule_of_thumb_advice,
-                   settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                   data_dir=tmp_path / "data", ask_resume=lambda path: False)
-    qtbot.addWidget(w)
-    w.show()
-    return w
+def window(window_factory):
+    return window_factory(rules=Rules.preset("classic"))
 
 
 def test_follow_moves_illegal_removal_and_recycle(window):
