@@ -14,78 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from companion.cards import Card
 from companion.errors import InvalidLayoutError
-from companion.layout import SlotReading, TableLayout
-
-
-def _card(value: Any, where: str) -> Optional[Card]:
-    if value is None:
-        return None
-    try:
-        return Card.parse(value)
-    except ValueError as exc:
-        raise InvalidLayoutError(f"{where}: {exc}") from None
-
-
-def layout_from_json(data: dict[str, Any], where: str = "layout") -> TableLayout:
-    """Read the ``TableLayout.to_json()`` form back (scores and alternatives optional)."""
-    if not isinstance(data, dict) or not isinstance(data.get("pyramid"), list):
-        raise InvalidLayoutError(f"{where}: expected an object with a 'pyramid' list of rows")
-    scores = data.get("scores") or []
-    alts = data.get("alternatives") or []
-    rows = []
-    for r, row in enumerate(data["pyramid"]):
-        if not isinstance(row, list):
-            raise InvalidLayoutError(f"{where}: pyramid row {r + 1} is not a list")
-        out = []
-        for i, code in enumerate(row):
-            card = _card(code, f"{where}, row {r + 1} card {i + 1}")
-            try:
-                score = float(scores[r][i])
-            except (IndexError, TypeError, ValueError):
-                score = 1.0
-            try:
-                alt = tuple((Card.parse(c), float(p)) for c, p in alts[r][i])
-            except (IndexError, TypeError, ValueError):
-                alt = ((card, score),) if card is not None else ()
-            out.append(SlotReading(card, score, alt))
-        rows.append(tuple(out))
-    waste_raw = data.get("waste", [[]])
-    if waste_raw and not isinstance(waste_raw[0], list):
-        waste_raw = [waste_raw]  # a flat list is one pile
-    waste = tuple(tuple(_card(c, f"{where}, waste") for c in pile if c is not None) for pile in waste_raw) or ((),)
-    extra: dict[str, Any] = {}
-    if data.get("stock_top"):
-        extra["stock_top"] = _card(data["stock_top"], f"{where}, stock top")
-    if data.get("skipped"):  # frames the fuser skipped before this layout (a blocked view)
-        try:
-            extra["skipped"] = int(data["skipped"])
-        except (TypeError, ValueError):
-            raise InvalidLayoutError(f"{where}: 'skipped' must be a number of frames, "
-                                     f"got {data['skipped']!r}") from None
-    try:
-        return TableLayout(
-            tuple(rows), waste,  # type: ignore[arg-type]
-            tuple(_card(c, f"{where}, cell") for c in data.get("cells", [])),
-            tuple(_card(c, f"{where}, reserve") for c in data.get("reserve", [])),
-            stock_present=bool(data.get("stock_present", True)),
-            problems=tuple(data.get("problems", [])),
-            frame=int(data.get("frame", -1)),
-            extra=extra,
-        )
-    except InvalidLayoutError as exc:
-        raise InvalidLayoutError(f"{where}: {exc}") from None
-
-
-def layout_to_json(layout: TableLayout) -> dict[str, Any]:
-    data = layout.to_json()
-    top = layout.extra.get("stock_top") if layout.extra else None
-    if top is not None:
-        data["stock_top"] = str(top)
-    if layout.extra and layout.extra.get("skipped"):
-        data["skipped"] = int(layout.extra["skipped"])
-    return data
+from companion.layout import TableLayout, layout_from_json, layout_to_json  # noqa: F401 (re-exported)
 
 
 def read_layouts(path: str | Path) -> Iterator[TableLayout]:
