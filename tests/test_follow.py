@@ -83,10 +83,13 @@ def test_follow_unreadable_sources_exit_nonzero(tmp_path, capsys):
     assert main(["follow", str(tmp_path / "missing.mp4"), "--rules", "classic", "--json"]) == 2
     assert "missing.mp4" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"pyramid": [["AS"]]}\nnot json\n')
+    bad.write_text('{"pyramid": [["AS"]]}\n')
     assert main(["follow", "--layouts", str(bad), "--rules", "classic", "--json"]) == 2
     err = capsys.readouterr().err
-    assert "frame 0" in err  # the first line: a 1-card pyramid
+    assert "frame 0" in err and "no stable view" in err  # the only layout: a 1-card pyramid
+    bad.write_text('{"pyramid": [["AS"]]}\nnot json\n')
+    assert main(["follow", "--layouts", str(bad), "--rules", "classic", "--json"]) == 2
+    assert "line 2" in capsys.readouterr().err
     assert main(["follow", "--rules", "nope", "--layouts", str(bad)]) == 2
 
 

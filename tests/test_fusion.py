@@ -52,14 +52,37 @@ def test_hands_passing_over_a_static_deal_change_nothing():
     assert changes[0][1] == truth["pyramid_codes"]
 
 
+def _bottom_pair(make_13: bool):
+    """A deal and two bottom-row slots whose cards make 13 (or not)."""
+    from companion.cards import Card
+    for seed in range(2, 200):
+        truth = synth_truth(np.random.default_rng(seed), tilt_deg=15)
+        ranks = [Card.parse(c).rank for c in truth["pyramid_codes"][6]]
+        for i in range(7):
+            for j in range(i + 1, 7):
+                if (ranks[i] + ranks[j] == 13) == make_13 and 13 not in (ranks[i], ranks[j]):
+                    return truth, [(6, i), (6, j)]
+    raise AssertionError("no such deal")
+
+
 def test_a_real_change_is_reported_once_settled():
-    rng = np.random.default_rng(2)
-    truth = synth_truth(rng, tilt_deg=15)
-    after = remove_cards(truth, [(6, 2), (6, 3)])  # a pair taken from the bottom row
+    truth, slots = _bottom_pair(make_13=True)
+    after = remove_cards(truth, slots)  # a pair taken from the bottom row
     noise = Noise(0.05, 0.0, 0.0, 0.0)
     changes = run([truth] * 40 + [after] * 40, [noise] * 80)
     # The first layout needs a quorum of frames; the change needs the quorum of the window.
     assert [f for f, _ in changes] == [DEFAULT_QUORUM - 1, 40 + DEFAULT_QUORUM - 1]
+    assert changes[1][1] == after["pyramid_codes"]
+
+
+def test_cards_gone_that_make_no_move_must_hold_longer():
+    # Two cards that do not make 13 (an illegal removal, or a hand resting on them): half a
+    # window more before the change is reported.
+    truth, slots = _bottom_pair(make_13=False)
+    after = remove_cards(truth, slots)
+    noise = Noise(0.05, 0.0, 0.0, 0.0)
+    changes = run([truth] * 40 + [after] * 60, [noise] * 100)
+    assert [f for f, _ in changes] == [DEFAULT_QUORUM - 1, 40 + DEFAULT_QUORUM - 1 + DEFAULT_K // 2]
     assert changes[1][1] == after["pyramid_codes"]
 
 
@@ -112,3 +135,49 @@ def test_a_pair_removed_while_false_boxes_flicker_is_accepted_once_seen_clearly(
     changes = run([truth] * 40 + [after] * 70, [clean] * 40 + [busy] * 30 + [clean] * 40)
     assert [f for f, _ in changes][0] == DEFAULT_QUORUM - 1
     assert len(changes) == 2 and changes[1][1] == after["pyramid_codes"]
+
+
+def hide_top_left(truth, slots):
+    """The same scene with the top-left index of covered cards at ``slots`` never seen (dealt
+    unevenly: the card on it hides the corner)."""
+    t = copy.deepcopy(truth)
+    gone = {f"pyramid:{r}:{i}" for r, i in slots}
+    t["labels"] = [l for l in t["labels"] if not (l["where"] in gone and l["which"] == "tl")]
+    return t
+
+
+def test_cards_the_camera_never_sees_do_not_block_the_first_layout():
+    truth = hide_top_left(synth_truth(np.random.default_rng(6)), [(5, 1), (5, 3)])
+    changes = run([truth] * 80, [Noise(0.05, 0.0, 0.0, 0.0)] * 80)
+    assert len(changes) == 1 and changes[0][0] < 2 * DEFAULT_K
+    got = changes[0][1]
+    assert got[5][1] is None and got[5][3] is None  # hidden slots, the rest as dealt
+    others = [r for k, r in enumerate(truth["pyramid_codes"]) if k != 5]
+    assert [r for k, r in enumerate(got) if k != 5] == others
+
+
+def test_an_in_between_table_under_a_hand_is_not_accepted():
+    # A waste card lifted, then the hand over three cards on its way to the second card of the
+    # pair: the frames with the hand vote neither way, so no table with only the waste card gone
+    # is accepted; the pair is, once seen.
+    truth, slots = _bottom_pair(make_13=True)
+    lifted = copy.deepcopy(truth)
+    lifted["labels"] = [l for l in truth["labels"] if not l["where"].startswith("waste")]
+    lifted["waste"] = [dict(truth["waste"][0], cards=[], top=None)]
+    hand = remove_cards(lifted, [(6, 0), (6, 1), (6, 2)] if slots[0][1] > 2 else [(6, 4), (6, 5), (6, 6)])
+    after = remove_cards(lifted, slots[:1])
+    noise = Noise(0.05, 0.0, 0.0, 0.0)
+    k = 10
+    changes = run([truth] * 20 + [lifted] * 4 + [hand] * 4 + [after] * 20, [noise] * 48, k=k)
+    assert len(changes) == 2 and changes[1][0] >= 28
+
+
+def test_reset_forgets_everything():
+    truth = synth_truth(np.random.default_rng(2))
+    rng = np.random.default_rng(0)
+    pipe, fuser = LayoutPipeline(), LayoutFuser(10)
+    first = [fuser.update(pipe.read(detections_from_truth(truth, Noise.none(), rng)), f) for f in range(12)]
+    assert sum(l is not None for l in first) == 1
+    fuser.reset()
+    again = [fuser.update(pipe.read(detections_from_truth(truth, Noise.none(), rng)), f) for f in range(12)]
+    assert sum(l is not None for l in again) == 1 and fuser.accepted is not None

@@ -99,13 +99,15 @@ def test_game_frames_truth_only_render(tmp_path):
 
 @pytest.mark.skipif(not SAMPLES, reason="no committed sample games")
 @pytest.mark.parametrize("folder", SAMPLES, ids=lambda p: p.name)
-def test_committed_sample_followed_end_to_end(folder):
+@pytest.mark.parametrize("known_deal", [True, False], ids=["deal", "no-deal"])
+def test_committed_sample_followed_end_to_end(folder, known_deal):
     """The fake detector reads each frame's truth labels (with noise), the real pipeline, fuser and
-    follower do the rest; the whole deal is given as with ``follow --deal``."""
+    follower do the rest; the whole deal is given as with ``follow --deal``, or the first stable
+    layout is the deal as recognised."""
     from tools.games.follow import follow_game, score
     truth = json.loads((folder / "truth.json").read_text())
     assert (folder / truth["video"]).is_file()
-    run = follow_game(folder, known_deal=True)
+    run = follow_game(folder, known_deal=known_deal)
     s = score(truth, run)
     assert run.moves == [m["move"] for m in truth["moves"]]
     assert s["phantom"] == 0

@@ -150,3 +150,31 @@ def test_layout_check_core():
     assert ok.check(rules) == ()
     bad = TableLayout.from_cards([[None]] + [[Card.parse("KD"), None]] + [[None] * (r + 1) for r in range(2, 7)])
     assert any("lies on row 1 card 1" in p for p in bad.check(rules))
+
+
+def test_a_card_peeking_from_under_the_waste_top_is_not_the_top():
+    # A pile is never squared up: the bottom-right index of the card under the top one shows a
+    # little right of the top card's own. The top is the card whose top-left index is seen.
+    truth = synth_truth(np.random.default_rng(0))
+    top = truth["waste"][0]["top"]
+    br = next(l["box"] for l in truth["labels"] if l["where"] == "waste:0:0" and l["which"] == "br")
+    w = br[2] - br[0]
+    dealt = [c for row in truth["pyramid_codes"] for c in row]
+    under = next(c for c in ("2C", "3C", "4C") if c != top and c not in dealt)
+    dets = with_det(clean(truth), [br[0] + 1.5 * w, br[1] + 2, br[2] + 1.5 * w, br[3] + 2], under, 0.95)
+    layout = LayoutPipeline().read(dets).layout
+    assert [str(c) for c in layout.waste[0]] == [top]  # draw-1 rules: the top only
+
+
+def test_cleared_pyramid_and_empty_table_under_a_tracked_fit():
+    truth = synth_truth(np.random.default_rng(4))
+    pipe = LayoutPipeline()
+    assert pipe.read(clean(truth)).layout is not None  # the fit to track from
+    waste_only = dict(truth, labels=[l for l in truth["labels"] if l["where"].startswith("waste")])
+    cleared = pipe.read(clean(waste_only)).layout
+    assert cleared is not None and all(s.card is None for _, _, s in cleared.slots())
+    assert [str(c) for c in cleared.waste[0]] == [truth["waste"][0]["top"]]
+    nothing = pipe.read(clean(dict(truth, labels=[]))).layout
+    assert nothing is not None and not nothing.visible_cards()
+    # Without a tracked fit an empty frame is no pyramid.
+    assert LayoutPipeline().read(clean(dict(truth, labels=[]))).layout is None

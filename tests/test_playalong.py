@@ -428,3 +428,38 @@ def test_lone_card_gone_for_long_is_illegal():
     assert f.feed(replace(gone, frame=60)) == []  # one second: still waiting
     events = f.feed(replace(gone, frame=150))  # four seconds at 30 frames/s
     assert [e.kind for e in events] == ["illegal"] and events[0].frame == 30 and f.moves == ()
+
+
+# --- starting from the first stable view ------------------------------------------------------
+def test_start_waits_for_a_card_hidden_in_the_first_view():
+    # The first view misses a covered card (its index hidden under the cards on it): the game
+    # starts once a later view shows it at its slot, with every move since replayed.
+    from companion.playalong.start import FollowStart, unseen_covered
+    rules = Rules.preset("classic")
+    rng = random.Random(4)
+    truth = GameState.initial(rules, Deal.random(rules, rng))
+    hidden = 19  # row 6 card 5: two bottom-row cards lie on it
+    start = FollowStart(rules, fps=10.0)
+
+    def view(state, frame):
+        layout = layout_of(state, frame=frame)
+        covered = any(not state.slot_empty(c) for c in (25, 26))
+        return layout.with_slot(5, 4, SlotReading.empty(0.0)) if covered else layout
+
+    first = view(truth, 0)
+    assert unseen_covered(rules, first) == [hidden]
+    start.feed(first)
+    played = []
+    for frame in range(1, 200):
+        moves = [m for m in truth.legal_moves() if m.kind == "remove"] or truth.legal_moves()
+        if not moves or start.follower is not None and len(played) > 3:
+            break
+        m = moves[0]
+        truth = truth.apply(m)
+        played.append(str(m))
+        start.feed(view(truth, frame))
+    if start.follower is None:
+        pytest.skip("the hidden card never came into view on this deal")
+    assert [str(m) for m in start.follower.moves] == played
+    assert start.follower.game.deal.pyramid[hidden] is truth.deal.pyramid[hidden]
+

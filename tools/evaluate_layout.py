@@ -99,7 +99,7 @@ def truth_scenes(folder: Path, limit: int):
         yield load_truth(f) | {"_path": str(f)}
 
 
-def static_hands(frames: int, seed: int, k: int, rules: Rules, deals: int = 20) -> int:
+def static_hands(frames: int, seed: int, k: int, rules: Rules, deals: int = 20, verbose: bool = False) -> int:
     """Static deals (full and partly cleared) with hands passing: any accepted change after the first
     layout is false; also checks that the first accepted layout is the deal."""
     rng = np.random.default_rng(seed)
@@ -117,6 +117,12 @@ def static_hands(frames: int, seed: int, k: int, rules: Rules, deals: int = 20) 
             t_all.append(time.process_time() - t0)
             if layout is not None:
                 accepted.append(layout.to_json()["pyramid"])
+                if verbose and len(accepted) > 1:
+                    was, now = accepted[-2], accepted[-1]
+                    diff = [(r, i, a, b) for r, (ra, rb) in enumerate(zip(was, now))
+                            for i, (a, b) in enumerate(zip(ra, rb)) if a != b]
+                    print(f"  deal {d} frame {f}: false change (row, slot, was, now) {diff}, "
+                          f"waste {layout.waste}")
         total += len(noises)
         false_changes += max(0, len(accepted) - 1)
         wrong_first += not accepted or accepted[0] != truth["pyramid_codes"]
@@ -141,9 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--static-hands", type=int, default=0, metavar="FRAMES",
                     help="instead: count false layout changes over FRAMES frames of static deals with hands")
     ap.add_argument("--k", type=int, default=DEFAULT_K, help="fusion: frames a change must be stable")
+    ap.add_argument("-v", "--verbose", action="store_true", help="static hands: print each false change")
     args = ap.parse_args(argv)
     if args.static_hands:
-        return static_hands(args.static_hands, args.seed, args.k, Rules.parse(args.rules))
+        return static_hands(args.static_hands, args.seed, args.k, Rules.parse(args.rules),
+                            verbose=args.verbose)
     if not args.truth and not args.fake:
         ap.error("give --truth DIR or --fake N")
     rules = Rules.parse(args.rules)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, Optional
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +26,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--layouts", default=None, metavar="FILE.jsonl", help="replay stable layouts from a JSON-lines file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--models", default=None, help="folder with the ONNX model (default: models/)")
-    p.add_argument("--stable", type=int, default=None, help="frames in the fusion voting window")
+    p.add_argument("--stable", type=int, default=None,
+                   help="frames in the fusion voting window (default: one second of frames)")
+    p.add_argument("--fps", type=float, default=None,
+                   help="frame rate of SOURCE (default: the video's own; 30 for a folder of frames)")
     p.add_argument("--max-frames", type=int, default=0, help="stop after this many frames")
     p.add_argument("--save", default=None, metavar="GAME.json", help="also save the game record")
     p.set_defaults(run=run)
@@ -35,7 +38,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from companion.errors import CompanionError
     from companion.game import Deal
-    from companion.playalong.follower import Follower
+    from companion.playalong.start import FollowStart
     from companion.playalong.stream import default_detector, layouts_from, read_layouts
 
     from companion.rules import Rules
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.layouts:
         layouts = read_layouts(args.layouts)
     elif args.source:
-        kw: dict[str, Any] = {"stable": args.stable, "max_frames": args.max_frames}
+        kw: dict[str, Any] = {"stable": args.stable, "max_frames": args.max_frames, "fps": args.fps}
         if not str(args.source).endswith((".jsonl", ".ndjson")):
             from pathlib import Path
             if not Path(args.source).exists():
@@ -56,17 +59,24 @@ def run(args: argparse.Namespace) -> int:
             layouts = layouts_from(args.source, rules)
     else:
         raise CompanionError("give a SOURCE (video file or folder of frames) or --layouts FILE.jsonl")
-    follower = Follower(rules, deal) if deal is not None else None
+    # The follower starts on the first layout: frames per second from the source (a video's own
+    # rate) so its time limits hold; without --deal the deal is that layout (see FollowStart).
+    start: Optional[FollowStart] = None
     count = 0
     for layout in layouts:
         count += 1
-        if follower is None:
-            follower = Follower(rules, layout)
-        else:
-            follower.feed(layout)
+        if start is None:
+            fps = (layout.extra or {}).get("fps") or args.fps or 30.0
+            start = FollowStart(rules, deal, fps=float(fps))
+        start.feed(layout)
+    if start is None and deal is not None:
+        start = FollowStart(rules, deal, fps=args.fps or 30.0)
+    if start is not None:
+        start.finish()
+    follower = start.follower if start is not None else None
     if follower is None:
-        raise CompanionError(f"no stable view of a pyramid in {args.layouts or args.source!r}")
-    follower.finish()
+        why = f" ({start.errors[-1]})" if start is not None and start.errors else ""
+        raise CompanionError(f"no stable view of a pyramid in {args.layouts or args.source!r}{why}")
     if args.save:
         follower.game.save(args.save)
     out = follower.to_json()

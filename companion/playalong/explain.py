@@ -8,7 +8,9 @@ way: a draw that turns unknown cards may only turn cards the camera now sees
 for the first time (``deep=True`` also lets a hidden draw turn an unseen card
 that pairs with a card that vanished, for views blocked during a draw+pair).
 ``hidden_draws=False`` (the table was in view since the last stable layout)
-never plays a card turned within the same explanation.
+never plays a card turned within the same explanation, and turns the stock at
+most ``MAX_CLEAR_STOCK_STEPS`` times (draws and recycles): each turn would have
+shown its card in a stable view of its own.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from companion.cards import Card
-from companion.moves import DRAW, REMOVE, TO_CELL, Move
+from companion.moves import DRAW, RECYCLE, REMOVE, TO_CELL, Move
 from companion.playalong.knowledge import learn_stock, learn_waste
 from companion.playalong.view import Observation, agrees, outside_tops
+
+#: Draws and recycles one explanation may hold when the table was in view all along (two quick
+#: draws can fall within one fusion window; more cannot).
+MAX_CLEAR_STOCK_STEPS = 2
 
 #: A step of an explanation: the stock cards learned just before the move, then the move.
 Step = tuple[tuple[Card, ...], Move]
@@ -189,6 +195,9 @@ class Explainer:
                 for learned, move, child in self._children(state, start, may_guess):
                     if not self.hidden_draws and not self._clear_step(move, path, drawn):
                         continue
+                    if (not self.hidden_draws and move.kind in (DRAW, RECYCLE)
+                            and sum(m.kind in (DRAW, RECYCLE) for _, m in path) >= MAX_CLEAR_STOCK_STEPS):
+                        continue  # turning through the stock in view would have shown each card
                     self.nodes += 1
                     hit = self._goal(child)
                     if hit is not None:

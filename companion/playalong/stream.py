@@ -47,15 +47,20 @@ def write_layouts(path: str | Path, layouts: Iterable[TableLayout]) -> None:
 
 
 def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Optional[int] = None,
-                   max_frames: int = 0) -> Iterator[TableLayout]:
-    """Frames of a video / image folder -> recognition -> fusion -> each accepted layout."""
-    from companion.vision.fusion import DEFAULT_K, LayoutFuser
+                   max_frames: int = 0, fps: Optional[float] = None) -> Iterator[TableLayout]:
+    """Frames of a video / image folder -> recognition -> fusion -> each accepted layout.
+
+    The fusion window is one second of frames at ``fps`` (default: the source's own rate, 30
+    for a folder of frames), or ``stable`` frames. Each layout's ``extra`` carries ``"fps"`` and
+    ``"skipped"`` (frames fusion could not use since the last change) for the Follower."""
+    from companion.vision.fusion import LayoutFuser
     from companion.vision.pipeline import LayoutPipeline
     from companion.vision.sources import open_source
 
     src = open_source(source)  # a bad path fails before the model loads
+    rate = float(fps or getattr(src, "fps", 0) or 30.0)
     pipe = LayoutPipeline(detector if detector is not None else default_detector(), rules)
-    fuser = LayoutFuser(stable or DEFAULT_K)
+    fuser = LayoutFuser(stable, rules=rules) if stable else LayoutFuser.for_fps(rate, rules=rules)
     skipped = 0
     with src:
         for n, (i, image) in enumerate(src, 1):
@@ -65,7 +70,7 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
             if accepted is not None:
                 # frames the fuser could not use since the last change (a hand over the table):
                 # the Follower believes hidden draws only after such a gap
-                yield replace(accepted, extra={**(accepted.extra or {}), "skipped": skipped})
+                yield replace(accepted, extra={**(accepted.extra or {}), "skipped": skipped, "fps": rate})
                 skipped = 0
             if max_frames and n >= max_frames:
                 break

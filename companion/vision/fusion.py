@@ -21,21 +21,40 @@ mistaking a resting hand for a move.
 Before voting, each frame is cleaned:
 
 * a frame with no pyramid, one where fewer than ``min_seen`` of the
-  accepted layout's cards are read (a hand or an arm over the table), or one
-  with more than ``max_anomalies`` signs of trouble (weak reads, slots that
-  must hold a card but show none, a card read twice: what a hand's edge does
-  to the detector) is skipped (it does not enter the window);
-* hand cue: a frame where accepted cards vanished *and* the read count dropped
-  by more than those cards' corners, or more boxes were placed nowhere (against
-  the median of recent frames where nothing vanished) shows a hand: it is skipped, so it votes neither way; a
-  change that only ever shows with the cue is voted on normally after a whole
-  window of such frames (no deadlock on a stale baseline);
+  accepted layout's cards are read (a hand or an arm over the table; late in a
+  game at least all but two, a move may take the last cards), or one with more
+  than ``max_anomalies`` signs of trouble beyond the lasting ones (weak reads,
+  slots that must hold a card but show none, a card read twice: what a hand's
+  edge does to the detector; a card whose index the camera never sees is a
+  hidden slot in every frame, so the fewest of the last ``2 K`` frames is the
+  lasting count) is skipped (it does not enter the window);
+* hand cue: a frame where accepted cards vanished (a waste pile left empty
+  counts, a new card on it does not: that is a draw) *and* the read count
+  dropped by more than those cards' corners, or more boxes were placed nowhere
+  (against the median of recent frames where nothing vanished) shows a hand: it
+  is skipped, so it votes neither way; a change that only ever shows with the
+  cue is voted on normally after a whole window of such frames (no deadlock on
+  a stale baseline);
 * more than ``max_removed`` (2) adjacent accepted cards vanishing at once is no
-  move (a move takes at most two): they are taken from the accepted layout;
+  move (a move takes at most two): the frame is skipped too (were those slots
+  filled from the accepted layout, the frame would vote for the old cards there
+  and for the new table elsewhere, and a table from the middle of a move, say
+  the waste card of a pair lifted and the pyramid card not yet, could settle);
+  the same group gone for ``3 K`` frames in a row is real (several moves made
+  while the view was blocked);
 * a slot that must hold a card (a card still lies on it) but shows none is
   taken from the accepted layout: a card cannot leave from under another, so
   this is occlusion, not a move. The same for a slot read with a score under
   ``min_score``.
+
+A settled change is accepted only when most of the newest frames show it too
+(after many skipped frames the window holds old ones: a table seen again as it
+was is no change). A change that only takes cards away, and not as a move
+would (a lone card that is no king, two cards that do not make a pair: a hand
+resting on them, or the first card of a pair lifted) must hold ``K // 2``
+frames more; an illegal removal lasts that long (the person looks, puts the
+cards back), a hand passing does not. ``rules`` gives the card values and the
+pair sum (a 52-card deck by default).
 
 ``LayoutFuser.for_fps(fps)`` sizes the window as one second of any video.
 
@@ -52,6 +71,7 @@ from typing import Optional
 import numpy as np
 
 from companion.layout import SlotReading, TableLayout
+from companion.rules import Rules
 from companion.vision.pipeline import FrameReading
 
 #: Frames in the voting window, and the agreeing frames a value needs (see the module docstring).
@@ -71,7 +91,8 @@ class LayoutFuser:
     """Feed every frame's reading to ``update``; it returns a layout only when a change is accepted."""
 
     def __init__(self, k: int = DEFAULT_K, quorum: Optional[int] = None, *, min_seen: float = 0.6,
-                 min_score: float = 0.3, max_anomalies: int = 1, max_removed: int = 2) -> None:
+                 min_score: float = 0.3, max_anomalies: int = 1, max_removed: int = 2,
+                 rules: Optional[Rules] = None) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k!r}")
         self.k = k
@@ -83,12 +104,22 @@ class LayoutFuser:
         self.min_score = min_score
         self.max_anomalies = max_anomalies
         self.max_removed = max_removed
+        #: Card values and the pair sum (``_doubtful``); ``None``: a 52-card deck, pairs make 13.
+        self.rules = rules
         self.accepted: Optional[TableLayout] = None
         self._window: deque[TableLayout] = deque(maxlen=k)
         #: (reads, anomalies, unplaced reads) of recent frames where nothing vanished: the hand
         #: cue's baseline.
         self._counts: deque[tuple[int, int, int]] = deque(maxlen=k)
         self._cue_run = 0
+        #: Anomaly counts of the last ``2 k`` frames read (the lasting ones are no hand).
+        self._anomaly_counts: deque[int] = deque(maxlen=2 * k)
+        #: The last group of more than ``max_removed`` vanished cards, and for how many frames.
+        self._group: frozenset = frozenset()
+        self._group_run = 0
+        #: A doubtful settled change waiting to hold longer (see ``_doubtful``), and for how long.
+        self._pending: Optional[tuple] = None
+        self._pending_run = 0
         self.skipped = 0
 
     @classmethod
@@ -103,12 +134,20 @@ class LayoutFuser:
         self._window.clear()
         self._counts.clear()
         self._cue_run = 0
+        self._group, self._group_run = frozenset(), 0
+        self._pending, self._pending_run = None, 0
+        self._anomaly_counts.clear()
 
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
         layout = reading.layout if isinstance(reading, FrameReading) else reading
         hidden = reading.hidden if isinstance(reading, FrameReading) else ()
         anomalies = reading.anomalies if isinstance(reading, FrameReading) else 0
-        if layout is None or anomalies > self.max_anomalies or not self._usable(layout):
+        if layout is not None:
+            self._anomaly_counts.append(anomalies)
+        # Anomalies beyond what the table shows lastingly (a card whose index the camera never
+        # sees is a hidden slot in every frame): the fewest of the recent frames.
+        lasting = min(self._anomaly_counts) if len(self._anomaly_counts) >= self.k else 0
+        if layout is None or anomalies > self.max_anomalies + lasting or not self._usable(layout):
             self.skipped += 1
             return None
         if self._window and self._window[-1].rows != layout.rows:
@@ -116,16 +155,80 @@ class LayoutFuser:
         if isinstance(reading, FrameReading) and self._hand_cue(reading, layout):
             self.skipped += 1  # cards vanished in a frame that shows a hand: no vote either way
             return None
-        self._window.append(self._fill_unclear_removals(self._fill_occluded(layout, hidden)))
+        filled, group = self._fill_unclear_removals(self._fill_occluded(layout, hidden))
+        if group:
+            # More cards gone at once than a move takes: a hand over them. The frame votes neither
+            # way (the refilled slots would vote for the old cards, the rest for the new table,
+            # and an in-between table could settle). The same group gone for ``3 k`` frames in a
+            # row is real (several moves made while the view was blocked).
+            self._group_run = self._group_run + 1 if group == self._group else 1
+            self._group = group
+            if self._group_run <= 3 * self.k:
+                self.skipped += 1
+                return None
+            filled = layout
+        else:
+            self._group_run, self._group = 0, frozenset()
+        self._window.append(filled)
         settled = self._settled()
         if settled is None:
             return None
         if self.accepted is not None and _key(self.accepted) == settled:
+            self._pending, self._pending_run = None, 0
             return None
+        if self.accepted is not None and not self._recent_agree(settled):
+            return None
+        if self.accepted is not None and self._doubtful(settled):
+            # Cards gone that no move takes away together (a lone card that is no king, two that
+            # do not make a pair: a hand resting on them, or the first card of a pair lifted):
+            # an illegal removal stays that way for long, so it must hold half a window more.
+            if self._pending != settled:
+                self._pending, self._pending_run = settled, 0
+            self._pending_run += 1
+            if self._pending_run <= self.k // 2:
+                return None
+        self._pending, self._pending_run = None, 0
         self.accepted = self._build(settled, frame)
         return self.accepted
 
     # --- helpers -------------------------------------------------------------------------------
+    def _recent_agree(self, settled: tuple) -> bool:
+        """Most of the newest frames show the change too (the window may hold old frames when
+        many were skipped: a table seen again as it was is no change; one misread is not)."""
+        old = _key(self.accepted)
+        changed = [p for p, (a, b) in enumerate(zip(old, settled)) if a != b]
+        recent = list(self._window)[-max(3, self.k // 3):]
+        agree = sum(1 for l in recent if all(_key(l)[p] == settled[p] for p in changed))
+        return 2 * agree > len(recent)
+
+    def _doubtful(self, settled: tuple) -> bool:
+        """The settled change only takes cards away, and not as a move would: the pyramid,
+        cell and reserve cards gone plus the waste tops gone (a pile left empty, or showing an
+        older card while a pyramid card went too) are not one king or two cards making a pair.
+        A new card on a waste pile (a draw) or a card appearing is never doubtful."""
+        acc = self.accepted
+        assert acc is not None
+        slots = [s.card for _, _, s in acc.slots()]
+        new_slots, (tops, cells, reserve) = settled[:-1], settled[-1]
+        if len(new_slots) != len(slots):
+            return False
+        old_cards = [c for c in slots if c is not None] + [c for c in acc.cells + acc.reserve if c is not None]
+        new_cards = {c for c in new_slots if c is not None} | {c for c in cells + reserve if c is not None}
+        if new_cards - set(old_cards):
+            return False
+        gone = [c for c in old_cards if c not in new_cards]
+        for a, b in zip(acc.waste_tops(), tops):
+            if a is not None and b is not a:
+                if b is not None and not gone:
+                    return False  # a draw: a new card on the pile
+                gone.append(a)
+        if not gone:
+            return False
+        pair_sum = self.rules.pair_sum if self.rules is not None else 13
+        value = self.rules.value if self.rules is not None else (lambda c: c.rank)
+        return not ((len(gone) == 1 and value(gone[0]) == pair_sum)
+                    or (len(gone) == 2 and value(gone[0]) + value(gone[1]) == pair_sum))
+
     def _settled(self) -> Optional[tuple]:
         if len(self._window) < self.quorum:
             return None
@@ -161,7 +264,8 @@ class LayoutFuser:
         if not before:
             return True
         seen = sum(1 for r, i in before if layout.pyramid[r][i].card is not None)
-        return seen >= self.min_seen * len(before)
+        # Late in a game a move may take most of the few cards left (the last two: all of them).
+        return seen >= min(self.min_seen * len(before), len(before) - self.max_removed)
 
     def _hand_cue(self, reading: FrameReading, layout: TableLayout) -> bool:
         """Accepted cards (pyramid or waste top) vanished in a frame with a sudden drop of the
@@ -178,9 +282,10 @@ class LayoutFuser:
                            if s.card is None and acc.pyramid[r][i].card is not None)
             corners = 2 * vanished
             for pile, a, b in zip(acc.waste, acc.waste_tops(), layout.waste_tops()):
-                if a is not None and b is not a:  # a pile changed: all of its fanned cards may go
+                if a is not None and b is None:  # a pile gone: all of its fanned cards
                     vanished += 1
                     corners += 2 * max(len(pile), 1)
+                # (a new top is a draw: corners of the old one may show or not, nothing vanished)
         # Baselines from recent frames where nothing vanished: a table may show a lasting
         # anomaly (a card the camera never sees, a loose card) that is no hand.
         now = (n, reading.anomalies, len(reading.unplaced))
@@ -202,24 +307,26 @@ class LayoutFuser:
             return False
         return cue
 
-    def _fill_unclear_removals(self, layout: TableLayout) -> TableLayout:
+    def _fill_unclear_removals(self, layout: TableLayout) -> tuple[TableLayout, frozenset]:
         """Accepted cards that vanished in this frame count as removed only when seen clearly.
 
         Vanished slots are grouped by adjacency (same row, or lying on each other).
         A move takes at most two pyramid cards: a group of more than ``max_removed``
-        slots is a hand over the cards, and the accepted cards stay. (Also refusing
+        slots is a hand over the cards, and the accepted cards stay. Returns the
+        layout and the slots of such groups (empty when none). (Also refusing
         groups next to a hidden slot was tried: a card the camera never sees then
         blocks every real removal next to it, see rendered game g01001.)
         """
         acc = self.accepted
         if acc is None or acc.rows != layout.rows:
-            return layout
+            return layout, frozenset()
         gone = {(r, i) for r, i, s in layout.slots()
                 if s.card is None and acc.pyramid[r][i].card is not None}
         if not gone:
-            return layout
+            return layout, frozenset()
         rows = [list(r) for r in layout.pyramid]
         seen: set = set()
+        big: set = set()
         for start in sorted(gone):
             if start in seen:
                 continue
@@ -233,9 +340,12 @@ class LayoutFuser:
                         seen.add(nb)
                         todo.append(nb)
             if len(group) > self.max_removed:
+                big.update(group)
                 for r, i in group:
                     rows[r][i] = acc.pyramid[r][i]
-        return replace(layout, pyramid=tuple(tuple(r) for r in rows))
+        if not big:
+            return layout, frozenset()
+        return replace(layout, pyramid=tuple(tuple(r) for r in rows)), frozenset(big)
 
     def _fill_occluded(self, layout: TableLayout, hidden: tuple[tuple[int, int], ...]) -> TableLayout:
         if self.accepted is None or self.accepted.rows != layout.rows:

@@ -1,16 +1,17 @@
 """Follow a rendered game the way ``pyramid-companion follow`` does, and score it against its truth.
 
 Frames -> detections (the real ONNX detector on the pixels, or the fake detector fed by the frame's
-labels) -> ``LayoutPipeline.read`` -> ``LayoutFuser`` (voting window ``k`` = one second of frames,
-at least the default's 2/3 quorum) -> ``Follower`` (started on the first stable layout: the deal as
-recognised, stock unknown). Times are kept apart: recognition (detector + pipeline) and following
-(fuser + follower), so "following adds N ms per frame" is measured on its own.
+labels) -> ``LayoutPipeline.read`` -> ``LayoutFuser`` (``LayoutFuser.for_fps``: one second of frames
+at the game's fps, quorum 2/3; the frames it skipped go with each layout) -> ``FollowStart`` /
+``Follower`` (without the deal: started on the first stable layout, the deal as recognised, stock
+unknown; ``finish()`` at the end of the stream). Times are kept apart: recognition (detector +
+pipeline) and following (fuser + follower), so "following adds N ms per frame" is measured on its own.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -57,18 +58,22 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
                 known_deal: bool = False, on_layout: Optional[Callable[[int, Any], None]] = None) -> FollowRun:
     """Follow one rendered game. ``detector``: an object with ``detect(image)`` run on the frames
     (needs the video), or None for the fake detector fed by the labels. ``known_deal``: start from
-    the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout."""
+    the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout. ``k``:
+    the fuser's window (default one second at the game's fps, ``LayoutFuser.for_fps``)."""
     from companion.errors import CompanionError
-    from companion.playalong import Follower
+    from companion.playalong.start import FollowStart
     from companion.vision.fusion import LayoutFuser
     from companion.vision.pipeline import LayoutPipeline
 
     truth, records = load_game(folder)
     rules = Rules.parse(truth["rules"])
     size = tuple(truth["size"])
-    k = k or max(3, round(truth["fps"]))
+    fps = float(truth.get("fps") or 30.0)
     pipeline = LayoutPipeline(None, rules)
-    fuser = LayoutFuser(k, max(2, -(-2 * k // 3)))
+    fuser = (LayoutFuser(k, max(2, -(-2 * k // 3)), rules=rules) if k
+             else LayoutFuser.for_fps(fps, rules=rules))
+    skipped = 0
+    start = FollowStart(rules, truth["deal"] if known_deal else None, fps=fps)
     rng = np.random.default_rng([seed, truth["seed"]])
     run = FollowRun(detector="fake (fed by the truth labels)" if detector is None else repr(detector))
     images: Iterable[Any] = [None] * len(records)
@@ -81,24 +86,30 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
                 else detector.detect(image))
         reading = pipeline.read(dets, frame=f)
         t1 = time.perf_counter()
+        before = fuser.skipped
         layout = fuser.update(reading, frame=f)
+        skipped += fuser.skipped - before
         if layout is not None:
+            # frames the fuser could not use since the last change (a hand over the table): the
+            # Follower believes hidden draws only after such a gap (as ``follow`` feeds it)
+            layout = replace(layout, extra={**(layout.extra or {}), "skipped": skipped})
+            skipped = 0
             run.stable += 1
             if on_layout is not None:
                 on_layout(f, layout)
             try:
-                if run.follower is None:
-                    run.follower = Follower(rules, truth["deal"] if known_deal else layout)
-                    if known_deal:
-                        run.follower.feed(layout)
-                else:
-                    run.follower.feed(layout)
-            except CompanionError as exc:  # a first layout that is not a whole deal: wait for the next
+                start.feed(layout)
+            except CompanionError as exc:
                 run.errors.append(f"frame {f}: {exc}")
         t2 = time.perf_counter()
         run.recognise_s += t1 - t0
         run.follow_s += t2 - t1
         run.frames += 1
+    t0 = time.perf_counter()
+    start.finish()  # the stream ended: a waiting explanation or lone removal is settled
+    run.follow_s += time.perf_counter() - t0
+    run.follower = start.follower
+    run.errors += start.errors
     return run
 
 

@@ -1,0 +1,114 @@
+"""Starting to follow a game from its first stable views.
+
+Without a known deal the first stable layout is the deal as recognised. It may
+show a slot that must hold a card (a card lies on it) but whose index the camera
+cannot see: dealt unevenly, the card on it hides the corner. A ``Deal`` needs
+every face-up pyramid card, so ``FollowStart`` keeps the layouts until a later
+view shows each such card at its slot (its bottom-right index once the card
+lying there is gone), builds the deal with them and replays the kept layouts
+into a ``Follower``. A first layout that cannot be completed within
+``max_wait`` layouts, or is no deal at all, is dropped and the next one tried
+(as before: "wait for the next").
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Optional
+
+from companion.errors import CompanionError
+from companion.game import Deal
+from companion.layout import SlotReading, TableLayout
+from companion.playalong.follower import Event, Follower
+
+
+def unseen_covered(rules: Any, layout: TableLayout) -> list[int]:
+    """Pyramid slots (deal order) read as empty although a card lies on them, directly or not."""
+    from companion.game.deal import face_down_slots
+    from companion.game.geometry import Geometry
+    geo = Geometry(rules.rows, rules.inverted)
+    cards = [s.card for _, _, s in layout.slots()]
+    if len(cards) != geo.size:
+        return []
+    covered: set[int] = set()
+    for _ in range(rules.rows):  # a card lies on it, or on a card lying on it, ...
+        covered |= {i for i in range(geo.size)
+                    if any(cards[c] is not None or c in covered for c in geo.covers(i))}
+    down = face_down_slots(rules)
+    return sorted(i for i in covered if cards[i] is None and i not in down)
+
+
+class FollowStart:
+    """Feed stable layouts to ``feed``; ``follower`` is ``None`` until the game can start.
+
+    ``deal``: the deal when known (``follow --deal``): the follower starts at once.
+    ``follower_kw`` go to ``Follower`` (``fps`` ...). ``errors`` says why layouts were dropped.
+    """
+
+    def __init__(self, rules: Any, deal: Deal | str | None = None, *, max_wait: int = 60,
+                 **follower_kw: Any) -> None:
+        self.rules = rules
+        self.max_wait = max_wait
+        self.follower_kw = follower_kw
+        self.follower: Optional[Follower] = None
+        self.errors: list[str] = []
+        self._waiting: list[TableLayout] = []
+        if deal is not None:
+            self.follower = Follower(rules, deal, **follower_kw)
+
+    def feed(self, layout: TableLayout) -> list[Event]:
+        if self.follower is not None:
+            return self.follower.feed(layout)
+        self._waiting.append(layout)
+        return self._try_start()
+
+    def finish(self) -> list[Event]:
+        """The stream ended: start from what is known if the game never could (the first layout
+        that is a deal without waiting for hidden cards), then settle the follower."""
+        if self.follower is None:
+            self._try_start(final=True)
+        return self.follower.finish() if self.follower is not None else []
+
+    # --- helpers -------------------------------------------------------------------------------
+    def _try_start(self, final: bool = False) -> list[Event]:
+        while self._waiting:
+            first = self._waiting[0]
+            missing = unseen_covered(self.rules, first)
+            named = self._named(first, missing)
+            if len(named) < len(missing) and not final and len(self._waiting) <= self.max_wait:
+                return []  # wait for a view that shows the hidden cards
+            try:
+                follower = Follower(self.rules, self._filled(first, named), **self.follower_kw)
+            except CompanionError as exc:
+                self.errors.append(f"frame {first.frame}: {exc}")
+                self._waiting.pop(0)
+                continue
+            self.follower, rest, self._waiting = follower, self._waiting[1:], []
+            events = list(follower.events)
+            for later in rest:
+                events += follower.feed(later)
+            return events
+        return []
+
+    def _named(self, first: TableLayout, missing: list[int]) -> dict[int, SlotReading]:
+        """Hidden slots of ``first`` that a later layout shows a card at (one seen nowhere in
+        ``first``): slot -> that reading."""
+        seen = set(first.visible_cards())
+        out: dict[int, SlotReading] = {}
+        for later in self._waiting[1:]:
+            slots = [s for _, _, s in later.slots()]
+            for i in missing:
+                card = slots[i].card if i < len(slots) else None
+                if i not in out and card is not None and card not in seen:
+                    out[i] = slots[i]
+        return out
+
+    @staticmethod
+    def _filled(layout: TableLayout, named: dict[int, SlotReading]) -> TableLayout:
+        if not named:
+            return layout
+        rows, n = [], 0
+        for row in layout.pyramid:
+            rows.append(tuple(named.get(n + i, s) for i, s in enumerate(row)))
+            n += len(row)
+        return replace(layout, pyramid=tuple(rows))

@@ -1,0 +1,102 @@
+"""Cards off the pyramid lattice: the waste pile(s), free cells, a reserve row, loose cards.
+
+Below the pyramid they are the waste (one pile, or up to three piles left to
+right; within a pile bottom to top), a reserve row when the rules have one (the
+band right under the pyramid, the waste below it), to the right of the pyramid
+the free cell(s); anything else is a stray card.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from companion.cards import Card
+from companion.rules import Rules
+from companion.vision.card_read import CardRead, dedupe_cards
+
+
+def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray
+             ) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
+    last = rules.rows - 1
+    half = last / 2
+    centre = last / 2 if rules.inverted else 0.0
+    # The waste lies below the bottom row's cards: their top-left indices may lie as high as
+    # the bottom row's second indices (which are placed already: nothing else lies there).
+    floor = last + float(np.clip(br_off[1], 0.8, 4.0)) + 0.4
+    waste_floor = last + 0.5 * float(np.clip(br_off[1], 0.8, 4.0)) + 0.5
+    below, right, stray = [], [], []
+    for j in off:
+        u, v = uv[j]
+        if v > waste_floor and abs(u - centre) <= half + 3.5:
+            below.append(j)
+        elif rules.free_cells and u > centre + half + 0.8 and -1 <= v <= floor:
+            right.append(j)
+        else:
+            stray.append(j)
+    reserve: list[Optional[CardRead]] = []
+    if rules.reserve and below:
+        vs = sorted(uv[j][1] for j in below)
+        cut = vs[0] + 1.5
+        band = [j for j in below if uv[j][1] < cut]
+        below = [j for j in below if uv[j][1] >= cut]
+        reserve = list(dedupe_cards(reads, sorted(band, key=lambda j: uv[j][0])))
+    # Waste piles: clusters along the row direction, left to right, of the top-left indices;
+    # then the bottom-right indices of cards under a pile's top card (a pile is never squared
+    # up exactly) join the pile whose top-left indices lie one second-index offset up-left.
+    low = low_reads(below, uv, br_off)
+    piles: list[list[int]] = []
+    for j in sorted((j for j in below if j not in low), key=lambda j: uv[j][0]):
+        near = [p for p in piles if min(np.hypot(*(uv[k] - uv[j])) for k in p) < 1.2
+                and uv[j][0] - uv[p[-1]][0] < 0.6]
+        if near:
+            near[-1].append(j)
+        else:
+            piles.append([j])
+    for j in sorted(low, key=lambda j: uv[j][0]):
+        d = [min(np.hypot(*(uv[k] + br_off - uv[j])) for k in p) for p in piles]
+        if d and min(d) < 1.2:
+            piles[int(np.argmin(d))].append(j)
+        else:
+            piles.append([j])
+    piles = [[j for j in p] for p in piles]
+    if rules.waste_piles == 1 and len(piles) > 1:
+        best = max(piles, key=lambda p: sum(reads[j].score for j in p))
+        stray += [j for p in piles if p is not best for j in p]
+        piles = [best]
+    elif len(piles) > rules.waste_piles:
+        piles.sort(key=lambda p: -sum(reads[j].score for j in p))
+        stray += [j for p in piles[rules.waste_piles:] for j in p]
+        piles = sorted(piles[: rules.waste_piles], key=lambda p: uv[p[0]][0])
+    waste = [list(dedupe_cards(reads, pile_order(reads, p, uv, br_off))) for p in piles]
+    if rules.draw == 1:
+        # Turned one by one the pile is not fanned: what shows of the cards under the top one
+        # is a corner here and there, from any depth, so only the top is reported.
+        waste = [p[-1:] for p in waste]
+    cells: list[Optional[CardRead]] = list(dedupe_cards(reads, sorted(right, key=lambda j: uv[j][1])))
+    cells = cells[: max(rules.free_cells, 0)] + [None] * max(0, rules.free_cells - len(cells))
+    return waste, cells, reserve, stray
+
+
+def low_reads(js: list[int], uv: np.ndarray, br_off: np.ndarray) -> set[int]:
+    """Of waste reads, those lying about a second-index offset lower than the highest ones: the
+    bottom-right indices of cards under a pile's top card."""
+    if not js:
+        return set()
+    v_top = min(uv[j][1] for j in js)
+    return {j for j in js if uv[j][1] > v_top + 0.5 * float(np.clip(br_off[1], 0.8, 4.0))}
+
+
+def pile_order(reads: list[CardRead], pile: list[int], uv: np.ndarray, br_off: np.ndarray) -> list[int]:
+    """A waste pile's reads bottom to top: the cards seen only by a bottom-right index lie under
+    the others (see ``_low_reads``); the rest lie left to right by their top-left index (a fanned
+    draw-3 waste). All reads of one card share its place."""
+    low = low_reads(pile, uv, br_off)
+    key: dict[Card, tuple[bool, float]] = {}
+    for j in pile:
+        k = (j not in low, float(uv[j][0]))
+        old = key.get(reads[j].card)
+        if old is None or (k[0] and not old[0]) or (k[0] == old[0] and k[1] < old[1]):
+            key[reads[j].card] = k
+    return sorted(pile, key=lambda j: key[reads[j].card])

@@ -1,0 +1,183 @@
+"""A card's second index: the rotated bottom-right index corner of an uncovered card.
+
+Every card shows its top-left index unless a card lies on it there; a card with
+nothing on its bottom-right corner shows the second index too. Second indices
+confirm their card and claim no slot; a lone one (its first index missed) names
+the card of the slot it belongs to. Positions are lattice ``uv`` (see
+``companion.vision.slots``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from companion.cards import Card
+from companion.rules import Rules
+from companion.vision.card_read import CardRead
+from companion.vision.detections import Detections
+from companion.vision.slots import SECOND_INDEX_WINDOW, covering, pyramid_nodes
+
+#: Its usual place when no card of the frame shows both (cards dealt half-overlapping).
+DEFAULT_SECOND_OFFSET = (0.7, 2.0)
+
+
+def maybe_second(reads: list[CardRead], uv: np.ndarray) -> np.ndarray:
+    """Reads lying where a second index of another read of the same card would lie."""
+    (du0, du1), (dv0, dv1) = SECOND_INDEX_WINDOW
+    cards = np.array([rd.card.index for rd in reads])
+    d = uv[:, None, :] - uv[None, :, :]
+    same = (cards[:, None] == cards[None, :]) & ~np.eye(len(reads), dtype=bool)
+    inside = (d[..., 0] >= du0) & (d[..., 0] <= du1) & (d[..., 1] >= dv0) & (d[..., 1] <= dv1)
+    return (same & inside).any(1)
+
+
+def second_indices(reads: list[CardRead], uv: np.ndarray, can_show: np.ndarray,
+                    certain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each read, the read whose second index it is (-1: none), merging their scores; and
+    where second indices lie from first ones in this frame (lattice units).
+
+    Candidates are two reads of one card, the lower one inside ``SECOND_INDEX_WINDOW`` of the
+    other. Pairs whose upper read surely has nothing on it (``certain``: the bottom row, the
+    waste) give the frame's offset; with it, every pair must match it to 0.45 units. Without
+    them, pairs whose upper read has no other card over it (``can_show``) are taken.
+    """
+    (du0, du1), (dv0, dv1) = SECOND_INDEX_WINDOW
+    by_card: dict[Card, list[int]] = {}
+    for j, rd in enumerate(reads):
+        by_card.setdefault(rd.card, []).append(j)
+    cands = []
+    for js in by_card.values():
+        for j in js:
+            for k in js:
+                d = uv[j] - uv[k]
+                if k != j and du0 <= d[0] <= du1 and dv0 <= d[1] <= dv1:
+                    cands.append((j, k, d))
+    sure = [d for j, k, d in cands if certain[k]]
+    if sure:
+        off = np.median(sure, 0)
+        # Exactly at the offset: a second index even on a "covered" card (rows dealt without
+        # overlap show every card whole); near it: only on a card with nothing down-right on it.
+        ok = [(j, k) for j, k, d in cands
+              if np.hypot(*(d - off)) < 0.2 or (np.hypot(*(d - off)) < 0.45 and can_show[k])]
+    else:
+        ok = [(j, k) for j, k, d in cands if can_show[k]]
+        off = np.median([uv[j] - uv[k] for j, k in ok], 0) if ok else np.array(DEFAULT_SECOND_OFFSET)
+    second = np.full(len(reads), -1)
+    firsts: set[int] = set()
+    for j, k in sorted(ok, key=lambda t: -uv[t[0]][1]):   # lowest first
+        if second[j] >= 0 or second[k] >= 0 or k in firsts or j in firsts:
+            continue
+        second[j] = k
+        firsts.add(k)
+        top, rd = reads[k], reads[j]
+        # Two independent reads of one card agree: noisy-or of their scores.
+        top.score = 1 - (1 - top.score) * (1 - rd.score)
+        for c, sc in rd.alts.items():
+            if c is not top.card:
+                top.alts[c] = max(top.alts.get(c, 0.0), sc)
+    return second, off
+
+
+def cross_second_indices(reads: list[CardRead], uv: np.ndarray, can_show: np.ndarray,
+                          second: np.ndarray, br_off: np.ndarray, tol: float = 0.35) -> None:
+    """Pairs whose two reads disagree: exactly where a second index lies, and one read's card is
+    among the other's alternatives. Their evidence is pooled and the better card kept."""
+    is_first = set(second[second >= 0].tolist())
+    for j in range(len(reads)):
+        if second[j] >= 0 or j in is_first:
+            continue
+        d = uv - (uv[j] - br_off)
+        near = np.flatnonzero(np.hypot(d[:, 0], d[:, 1]) < tol)
+        for k in near:
+            if k == j or second[k] >= 0 or k in is_first or not can_show[k]:
+                continue
+            a, b = reads[k], reads[j]
+            if b.card not in a.alts and a.card not in b.alts:
+                continue
+            pooled: dict[Card, float] = {}
+            for rd in (a, b):
+                for c, sc in list(rd.alts.items()) + [(rd.card, rd.score)]:
+                    pooled[c] = max(pooled.get(c, 0.0), 0.0)
+            for c in pooled:
+                pa = max(a.alts.get(c, 0.0), a.score if c is a.card else 0.0)
+                pb = max(b.alts.get(c, 0.0), b.score if c is b.card else 0.0)
+                pooled[c] = 1 - (1 - pa) * (1 - pb)
+            best = max(pooled, key=pooled.get)
+            a.card, a.score = best, pooled[best]
+            a.alts = {c: sc for c, sc in pooled.items() if c is not best}
+            second[j] = k
+            is_first.add(int(k))
+            break
+
+
+def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: np.ndarray, ids: np.ndarray,
+                   uv: np.ndarray, br_off: np.ndarray, cov: tuple) -> None:
+    """A lone second index (its card's first index was missed) names the card of the slot it belongs to.
+
+    Candidates: reads off the lattice, and reads on a slot whose covered
+    cards are missing (impossible for a card, natural for a second index
+    falling onto the cleared part of the pyramid).
+    """
+    _, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
+    n_nodes = len(nodes_uv)
+    # Only the card lying on its bottom-right corner hides a second index (the other card
+    # lying on it covers its bottom-left: a card whose top-left index is hidden that way
+    # shows its second index as soon as the bottom-right one is gone).
+    br_cover = br_cover_of(rules.rows, rules.inverted)
+    placed = {reads[w].card for w in winner if w >= 0}
+    cand = []
+    for node in range(n_nodes):
+        j = winner[node]
+        if j >= 0 and any(winner[c] < 0 for c in cov[node]):
+            cand.append(j)
+    cand += [j for j in range(len(reads)) if not used[j] and ids[j] < 0]
+    for j in cand:
+        target = uv[j] - br_off
+        d = np.hypot(*(nodes_uv - target).T)
+        m = int(np.argmin(d))
+        if d[m] > 0.5 or winner[m] >= 0 or (br_cover[m] >= 0 and winner[br_cover[m]] >= 0):
+            continue
+        if any(winner[c] < 0 for c in cov[m]):
+            continue
+        card = reads[j].card
+        home = [node for node in range(n_nodes) if winner[node] == j]
+        if card in placed and not home:
+            continue
+        for node in home:
+            winner[node] = -1
+        winner[m] = j
+        used[j] = True
+        placed.add(card)
+
+
+def same_card_pairs(dets: Detections, centers: np.ndarray) -> np.ndarray:
+    """Image points of every two reads of one card, (P, 2, 2)."""
+    out = []
+    order = np.argsort(dets.class_id, kind="stable")
+    cls = dets.class_id[order]
+    starts = np.flatnonzero(np.r_[True, cls[1:] != cls[:-1]])
+    for a, b in zip(starts, np.r_[starts[1:], len(cls)]):
+        idx = order[a:b]
+        for x in range(len(idx)):
+            for y in range(x + 1, len(idx)):
+                out.append((centers[idx[x]], centers[idx[y]]))
+    return np.array(out, np.float64).reshape(-1, 2, 2)
+
+
+@lru_cache(maxsize=16)
+def br_cover_of(rows: int, inverted: bool) -> tuple[int, ...]:
+    """For each node, the node whose card covers its bottom-right corner (-1: none)."""
+    idx = {(r, i): n for n, (r, i) in enumerate((r, i) for r in range(rows) for i in range(r + 1))}
+    out = []
+    for (r, i) in idx:
+        out.append(idx.get((r - 1, i), -1) if inverted else idx.get((r + 1, i + 1), -1))
+    return tuple(out)
+
+
+@lru_cache(maxsize=16)
+def cards_over(rows: int, inverted: bool) -> tuple[tuple[int, ...], ...]:
+    """For each node, the nodes lying on it."""
+    cov = covering(rows, inverted)
+    return tuple(tuple(m for m in range(len(cov)) if node in cov[m]) for node in range(len(cov)))
