@@ -45,13 +45,15 @@ def window(window_factory):
     return window_factory(rules=Rules.preset("classic"))
 
 
-def test_follow_moves_illegal_removal_and_recycle(window):
+def test_follow_moves_illegal_removal_and_recycle(window, qtbot):
     from companion.app.capture import Frame
     from companion.game import Deal, GameState
 
     rules = window.rules
     window.start_from_text(deal_text(rules))
-    window.manual = False  # a camera is following the table
+    qtbot.wait(1)  # the window's start-up (manual: no source opened) is over
+    window.manual = False  # a (scripted) camera is following the table
+    assert window.capture is None
     truth = GameState.initial(rules, Deal.parse(deal_text(rules), rules))
     image = np.zeros((60, 80, 3), np.uint8)
     frame_no = 0
@@ -69,7 +71,7 @@ def test_follow_moves_illegal_removal_and_recycle(window):
     # 2D and 3D taken away together: not 13. The game keeps its last legal state and says why.
     show(table(truth, 2, remove=(C("2D"), C("3D"))))
     assert [str(m) for m in window.session.moves()] == ["KC"]
-    assert "Not legal" in window.advice_panel.warning_label.text()
+    assert "Not legal" in window.mismatch_panel.text.text() and window.mismatch_panel.isVisible()
     show(table(truth, 3))                                 # put back: nothing recorded
     truth = truth.apply(Move.parse("7S+6H"))
     show(table(truth, 4))

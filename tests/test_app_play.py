@@ -109,6 +109,15 @@ def test_resume_after_crash_and_not_after_clean_exit(window_factory, qtbot, tmp_
     third = window_factory(ask_resume=lambda path: asked.append(path) or True)
     qtbot.wait(50)
     assert not asked and third.session is None
+    third.close()
+    # after a crash while a camera followed the game, resuming opens the camera again
+    fourth = window_factory(rules=Rules.preset("classic"))
+    fourth.start_from_text(deal_text(fourth.rules))
+    fourth.play(Move.parse("KC"))  # no close: a crash
+    fifth = window_factory(manual=False, source="camera:7", ask_resume=lambda path: True)
+    qtbot.waitUntil(lambda: fifth.session is not None and fifth.capture is not None)
+    assert [str(m) for m in fifth.session.moves()] == ["KC"] and fifth.source_text == "camera:7"
+    fifth.stop_source()
 
 
 def test_settings_are_remembered(window_factory, qtbot):
@@ -117,7 +126,9 @@ def test_settings_are_remembered(window_factory, qtbot):
     first.set_rules(Rules.preset("relaxed"))
     first.set_manual(True)
     first.advice_panel.hints_box.setChecked(False)
+    first.act_zoom.trigger()  # Z: whole picture instead of the cards
     first.close()
     second = window_factory(manual=None, rules=None)
     assert second.rules.name == "relaxed" and second.manual and not second.hints
     assert second.rules_combo.currentText() == "relaxed"
+    assert not second.act_zoom.isChecked() and not second.live.zoom and second.act_overlay.isChecked()

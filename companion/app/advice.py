@@ -47,7 +47,7 @@ class Advice:
             return "No win is possible from here"
         if self.win_probability is not None:
             text = f"Estimated win chance {self.win_probability:.0%}"
-            if self.interval is not None:
+            if self.interval is not None and round(self.interval[0], 2) != round(self.interval[1], 2):
                 text += f" ({self.interval[0]:.0%}–{self.interval[1]:.0%})"
             return text
         return "Win chance not estimated"

@@ -33,8 +33,13 @@ class Frame:
     index: int
     #: A recognised layout, when the source or the recognizer produced one.
     layout: Optional[TableLayout] = None
-    #: Image boxes (x1, y1, x2, y2) of recognised cards, by place, for the overlay.
+    #: Image boxes (x1, y1, x2, y2) of recognised cards (their index corners), by place, for the overlay.
     boxes: dict[Place, tuple[float, float, float, float]] = field(default_factory=dict)
+    #: The card and score this frame reads at each boxed place (the overlay's labels).
+    cards: dict[Place, Any] = field(default_factory=dict)
+    scores: dict[Place, float] = field(default_factory=dict)
+    #: Cards read at no place of the table: ``(card, box, score)``.
+    loose: list[tuple[Any, tuple[float, float, float, float], float]] = field(default_factory=list)
 
 
 class FrameSource(Protocol):
@@ -203,11 +208,12 @@ def open_source(spec: SourceSpec, rules: Rules) -> FrameSource:
 Recognizer = Callable[[Frame], Frame]
 
 
-def make_recognizer(rules: Rules) -> Optional[Recognizer]:
-    """The vision pipeline as ``frame -> frame with layout``; ``None`` until a model is available."""
-    try:
-        from companion.vision import pipeline  # noqa: F401  (written by the vision developer)
-    except ImportError:
-        return None
-    factory = getattr(pipeline, "app_recognizer", None)
-    return factory(rules) if callable(factory) else None
+def make_recognizer(rules: Rules, fps: float = 15.0) -> Optional[Recognizer]:
+    """The vision pipeline as ``frame -> frame with overlay (and layout when newly stable)``.
+
+    Cheap: the model loads in the capture worker (``prepare()``); without one, frames pass
+    through unrecognised and the recognizer's ``description`` says why.
+    """
+    from companion.app.recognition import LiveRecognizer
+
+    return LiveRecognizer(rules, fps=fps)

@@ -40,6 +40,11 @@ STEP_Y = CARD_H * 0.55
 MISREADS = {(3, 1): 0.46, (5, 4): 0.52}
 
 
+def _corner(x: float, y: float) -> tuple[float, float, float, float]:
+    """The index corner (rank and suit) of a card drawn at ``x, y``: what a detector boxes."""
+    return (x + 2, y + 4, x + 40, y + 72)
+
+
 def demo_deal(rules: Rules, seed: int = 7) -> list[Card]:
     cards = list(rules.deck_cards())
     random.Random(seed).shuffle(cards)
@@ -92,9 +97,21 @@ def open_demo(rules: Rules) -> Any:
     if folder is not None:
         try:
             return VideoDemoSource(rules, folder)
+        except TableNotFound as exc:  # the model cannot read the demo: the fake detector plays it
+            try:
+                source = VideoDemoSource(rules, folder, detector=None)
+            except (OSError, ValueError, RuntimeError):
+                pass
+            else:
+                source.recognition = f"fake detector: the model did not find the dealt table - {exc}"
+                return source
         except (OSError, ValueError, RuntimeError):
             pass
     return DemoSource(rules, video=False)
+
+
+class TableNotFound(ValueError):
+    """The demo video's dealt table was not recognised (a poor or mismatched model)."""
 
 
 class DemoSource:
@@ -109,6 +126,7 @@ class DemoSource:
 
     def __init__(self, rules: Rules, seed: int = 7, step_s: float = 2.5, video: Optional[bool] = None) -> None:
         self.name = "demo"
+        self.recognition = "drawn demo table: recognition simulated, with two misreads to correct"
         self.rules = rules
         self.deal = demo_deal(rules, seed)
         self.step_s = step_s
@@ -121,7 +139,8 @@ class DemoSource:
         self.state: Any = None
         #: The moves the demo's "hands" made, in order (the truth play-along should recover).
         self.played: list[Move] = []
-        self._image, self.layout, self.boxes = self._render(list(pyramid), None, True)
+        self._image, self.layout, self.boxes = self._render(list(pyramid), None, True,
+                                                            self.deal[rules.pyramid_size])
 
     # --- the game on the table --------------------------------------------------------
     def start_game(self) -> None:
@@ -147,7 +166,8 @@ class DemoSource:
         state = self.state
         waste = state.waste[0]
         self._image, self.layout, self.boxes = self._render(list(state.pyramid), waste[-1] if waste else None,
-                                                            bool(state.stock))
+                                                            bool(state.stock),
+                                                            state.stock[0] if state.stock else None)
 
     def _choose(self, state: Any) -> Optional[Move]:
         stock_top = state.stock[0] if state.stock and self.rules.stock_playable else None
@@ -164,7 +184,10 @@ class DemoSource:
         return min(moves, key=rank)
 
     # --- drawing -------------------------------------------------------------------------
-    def _render(self, pyramid: list[Optional[Card]], waste_top: Optional[Card], stock_present: bool):
+    def _render(self, pyramid: list[Optional[Card]], waste_top: Optional[Card], stock_present: bool,
+                stock_top: Optional[Card] = None):
+        """The table image, its layout and the corner boxes. With ``stock_playable`` rules the stock's
+        top card lies face up (it is in play), so it is drawn, boxed and reported."""
         import cv2
         import numpy as np
 
@@ -187,7 +210,7 @@ class DemoSource:
                     continue
                 x = x0 + i * (CARD_W + 10)
                 self._draw_card(image, card, int(x), int(y))
-                boxes[Place.slot(r, i)] = (x, y, x + CARD_W, y + CARD_H)
+                boxes[Place.slot(r, i)] = _corner(x, y)
                 wrong = self._misread.get((r, i))
                 if wrong is None:
                     row.append(SlotReading(card, 0.97, ((card, 0.97),)))
@@ -203,15 +226,20 @@ class DemoSource:
                 cv2.rectangle(image, *box, (120, 60, 20), -1)
                 cv2.rectangle(image, *box, (230, 230, 230), 2)
             boxes[Place(STOCK)] = (sx, sy, sx + CARD_W, sy + CARD_H)
+        face_up = stock_top if stock_present and rules.stock_playable else None
+        if face_up is not None:
+            self._draw_card(image, face_up, sx + 4, sy - 4)
+            boxes[Place(STOCK)] = _corner(sx + 4, sy - 4)
         wx, wy = sx, int(sy - CARD_H - 30)
         if waste_top is not None:
             self._draw_card(image, waste_top, wx, wy)
-            boxes[Place(WASTE)] = (wx, wy, wx + CARD_W, wy + CARD_H)
+            boxes[Place(WASTE)] = _corner(wx, wy)
         problems = tuple(f"r{r + 1}s{i + 1}: low confidence" for (r, i) in MISREADS
                          if pyramid[r * (r + 1) // 2 + i] is not None)
         layout = TableLayout(tuple(tuple(row) for row in readings),
                              waste=((waste_top,),) if waste_top is not None else ((),),
-                             stock_present=stock_present, problems=problems)
+                             stock_present=stock_present, problems=problems,
+                             extra={"stock_top": face_up} if face_up is not None else {})
         return image, layout, boxes
 
     @staticmethod
@@ -255,7 +283,8 @@ class VideoDemoSource:
     ``played`` lists the truth moves whose frames have been shown (what play-along should recover).
     """
 
-    def __init__(self, rules: Rules, folder: Path, speed: float = 1.0, seed: int = 0) -> None:
+    def __init__(self, rules: Rules, folder: Path, speed: float = 1.0, seed: int = 0,
+                 detector: Any = "shipped") -> None:
         import cv2
         import numpy as np
 
@@ -273,8 +302,17 @@ class VideoDemoSource:
         if not self._cap.isOpened():
             raise OSError(f"cannot open the demo video {str(self.folder / self.truth['video'])!r}")
         self._rng = np.random.default_rng(seed)
-        self.detector = _shipped_detector()
-        self.detector_name = "ONNX model" if self.detector is not None else "fake detector (video truth)"
+        from companion.app.recognition import shipped_detector
+
+        if isinstance(detector, str) and detector == SHIPPED:
+            self.detector, why = shipped_detector()
+        else:
+            self.detector, why = detector, ("a given detector" if detector is not None else "asked for")
+        #: How the frames are recognised, in words for the status bar.
+        self.recognition = (why if self.detector is not None else
+                            f"fake detector (reads the video's labels), {why}")
+        self.detector_name = self.recognition
+        self._overlay: Any = None
         self._pipeline = LayoutPipeline(None, rules)
         k = max(3, round(self.fps))
         self._fuser = LayoutFuser(k, max(2, -(-2 * k // 3)))
@@ -288,10 +326,14 @@ class VideoDemoSource:
         self.played: list[Move] = []
         self.deal = _codes(self.truth["deal"])
         # read until the dealt table is stable: that is what the set-up step shows
-        while self.layout is None and self._advance():
+        # (no further than the first move's end: a model that cannot read it gives up quickly)
+        first_move = min((m["frames"][1] for m in self.truth.get("moves", [])), default=len(self.records))
+        while self.layout is None and self._frame < first_move and self._advance():
             pass
         if self.layout is None:
-            raise ValueError(f"the demo video {str(self.folder)!r} never shows a stable table")
+            self._cap.release()
+            raise TableNotFound(f"{self.recognition.split(' - ')[0]} sees no stable table in the first "
+                                f"{self._frame + 1} frames of {str(self.folder.name)!r}")
 
     def _advance(self) -> bool:
         ok, image = self._cap.read()
@@ -300,7 +342,9 @@ class VideoDemoSource:
         self._frame += 1
         self._image = image
         dets = self.detector.detect(image) if self.detector is not None else self._fake(self.records[self._frame])
-        layout = self._fuser.update(self._pipeline.read(dets, frame=self._frame), frame=self._frame)
+        reading = self._pipeline.read(dets, frame=self._frame, image_size=(image.shape[1], image.shape[0]))
+        self._overlay = reading
+        layout = self._fuser.update(reading, frame=self._frame)
         if layout is not None:
             self.layout = layout
         done = [Move.parse(m["move"]) for m in self.truth["moves"] if m["frames"][1] <= self._frame]
@@ -335,7 +379,11 @@ class VideoDemoSource:
             while self._frame < target and self.layout is before and self._advance():
                 pass
         self._count += 1
-        return Frame(self._image, self._count - 1, self.layout, {})
+        from companion.app.recognition import overlay_of, with_overlay
+
+        frame = Frame(self._image, self._count - 1)
+        return with_overlay(frame, overlay_of(self._overlay), self.layout) if self._overlay is not None else \
+            Frame(self._image, self._count - 1, self.layout)
 
     def close(self) -> None:
         self._cap.release()
@@ -345,10 +393,5 @@ def _codes(text: str) -> list[Card]:
     return [Card.parse(t) for t in text.split()]
 
 
-def _shipped_detector() -> Any:
-    """The ONNX card detector when a model is installed in ``models/``, else None."""
-    try:
-        from companion.vision.detector import load_detector
-        return load_detector()
-    except Exception:  # no model shipped (or no onnxruntime): the fake detector plays the demo
-        return None
+#: ``VideoDemoSource(detector=SHIPPED)`` (the default): the installed model, else the fake; None: the fake.
+SHIPPED = "shipped"

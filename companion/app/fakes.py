@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Optional, Sequence
 
 from companion.app.capture import Frame, SourceLost
@@ -48,7 +49,7 @@ class ScriptedSource:
         layout = self._layouts[k] if k < len(self._layouts) else None
         self.reads += 1
         if isinstance(item, Frame):
-            return Frame(item.image, self.reads - 1, item.layout, item.boxes)
+            return replace(item, index=self.reads - 1)
         return Frame(item, self.reads - 1, layout)
 
     def reopen(self) -> bool:

@@ -1,7 +1,8 @@
 """The game flow of the main window: corrections and Confirm, moves, play-along events, advice.
 
 A mixin of ``MainWindow`` (kept apart so each module stays readable); it uses the
-window's widgets, sessions and workers, and holds no state of its own.
+window's widgets, sessions and workers, and holds no state of its own. The person's
+overrides of play-along are the next mixin, ``overrides.OverrideFlow``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import companion.app.qtfix  # noqa: F401  (first: PySide6 bug workaround, see the module)
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -19,12 +21,22 @@ from companion.errors import CompanionError
 from companion.moves import Move
 from companion.rules import Rules
 from companion.app.advice import Advice
-from companion.app.correction import CorrectionSession
+from companion.app.correction import CorrectionSession, SlotFlags
 from companion.app.picker import CardPicker
 from companion.app.picture import picture_from_corrections, picture_from_state
 from companion.app.places import STOCK, Place
 from companion.app.session import PlaySession
 from companion.app.workers import AdviceWorker
+
+
+def move_banner(move: Move) -> str:
+    """The advised move for the live image, in card glyphs: ``Next: Q♥ + A♠``."""
+    from companion.app.cardpaint import card_label
+
+    if move.kind in ("draw", "recycle"):
+        return f"Next: {move.kind}"
+    text = " + ".join(card_label(c) for c in move.cards)
+    return f"Next: {text}" + (" to a cell" if move.kind == "cell" else "")
 
 
 class GameFlow:
@@ -36,6 +48,7 @@ class GameFlow:
     corrections: CorrectionSession
     advice: Optional[Advice]
     picker: Optional[CardPicker]
+    _fixing: bool  # (OverrideFlow) the next click names a card of the deal to fix
     data_dir: Path
     hints: bool
     manual: bool
@@ -46,6 +59,11 @@ class GameFlow:
         if self.session is None:
             if place.is_slot:
                 self.open_picker(place)
+            return
+        if self._fixing:
+            self._fixing = False
+            if place.is_slot:
+                self.open_fix_picker(place)
             return
         self._play_click(place)
 
@@ -130,6 +148,7 @@ class GameFlow:
         self.advice = None
         self._last_move = None
         self.setup_panel.setVisible(False)
+        self.mismatch_panel.show_mismatch(None)
         self.status.showMessage(f"Game started ({self.rules.name}); autosaved to {self.data_dir}", 5000)
         self._refresh_play()
 
@@ -139,11 +158,14 @@ class GameFlow:
         self._advice_id += 1
         self.advice = None
         self.rules = Rules.parse(self.rules_combo.currentText())
-        self.corrections = CorrectionSession(self.rules, self.corrections.base)
+        last = getattr(self, "_last_layout", None)
+        self.corrections = CorrectionSession(self.rules, last if last is not None else self.corrections.base)
+        self.mismatch_panel.show_mismatch(None)
         self.game_panel.clear()
         self.advice_panel.show_waiting("—")
         self.board.set_highlights([])
         self.live.set_highlights([])
+        self.live.set_banner("")
         self._refresh_setup()
 
     def _play_click(self, place: Place) -> None:
@@ -246,6 +268,7 @@ class GameFlow:
                 self.play(self.advice.move)
 
     def _clear_selection(self) -> None:
+        self._fixing = False
         if self.session is not None:
             self.session.pairing.reset()
             self._show_selection()
@@ -272,7 +295,22 @@ class GameFlow:
         cards = dict(self._picture.slots)
         cards.update({place: card for card, place in self._picture.card_places().items() if not place.is_slot})
         self.live.set_cards(cards)
-        self.live.set_flags({})
+        # set-up corrections still in force (the card has not left): the person's word, not the camera's
+        held = self.session.corrections if self.session is not None else {}
+        self.live.set_flags({place: SlotFlags(corrected=True) for place, card in held.items() if card is not None})
+        # the board marks where the stable camera view reads another card than the game has (the
+        # live image shows each frame's reads; a hand passing over the cards is no conflict)
+        seen = self.session.last_layout if self.session is not None and not self.manual else None
+        conflicts: dict[Place, SlotFlags] = {}
+        for place, card in self._picture.slots.items():
+            if seen is None or card is None or place in held or place.row >= seen.rows:
+                continue
+            read = seen.pyramid[place.row][place.index].card
+            if read is not None and read is not card:
+                conflicts[place] = SlotFlags(conflict=True)
+        if conflicts != self._picture.flags:
+            self._picture = replace(self._picture, flags=conflicts)
+            self.board.set_picture(self._picture)
 
     # --- advice ---------------------------------------------------------------------
     def request_advice(self) -> None:
@@ -316,3 +354,4 @@ class GameFlow:
                 places = [Place(STOCK)]
         self.board.set_highlights(places)
         self.live.set_highlights(places)
+        self.live.set_banner(move_banner(advice.move) if advice is not None and advice.move is not None else "")

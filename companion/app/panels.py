@@ -200,3 +200,51 @@ class GamePanel(QGroupBox):
         self.info_label.setText("No game yet: confirm a deal.")
         for b in (self.draw_button, self.recycle_button, self.undo_button, self.redo_button):
             b.setEnabled(False)
+
+
+class MismatchPanel(QGroupBox):
+    """Shown while the table disagrees with the recorded game: say why, and let the person decide."""
+
+    acceptRequested = Signal()
+    keepRequested = Signal()
+    enterMovesRequested = Signal()
+    fixRequested = Signal()
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__("The table and the game disagree", parent)
+        self.setObjectName("mismatch")
+        self.setStyleSheet("QGroupBox#mismatch { background: #fff3e0; border: 2px solid #ef6c00; "
+                           "border-radius: 4px; margin-top: 1.4em; font-weight: bold; } "
+                           "QGroupBox#mismatch::title { subcontrol-origin: margin; left: 8px; color: #e65100; }")
+        layout = QVBoxLayout(self)
+        self.text = _big(QLabel(""), 15)
+        self.text.setStyleSheet("color: #b71c1c;")
+        layout.addWidget(self.text)
+        ask = QLabel("Fix the table (put the cards back), or tell the app who is right:")
+        ask.setWordWrap(True)
+        layout.addWidget(ask)
+        self.accept_button = QPushButton("The table is right: record it (Ctrl+T)")
+        self.accept_button.setToolTip("Record the moves that best explain the table as the camera sees it")
+        self.accept_button.clicked.connect(self.acceptRequested)
+        self.keep_button = QPushButton("The recorded game is right (Ctrl+K)")
+        self.keep_button.setToolTip("Keep the game; misread cards are corrected to the recorded ones")
+        self.keep_button.clicked.connect(self.keepRequested)
+        self.moves_button = QPushButton("Enter the moves played… (Ctrl+E)")
+        self.moves_button.setToolTip("Type the moves, e.g. 'QH+AS draw KD'")
+        self.moves_button.clicked.connect(self.enterMovesRequested)
+        self.fix_button = QPushButton("Fix a card of the deal… (Ctrl+F)")
+        self.fix_button.setToolTip("Then click the card: the game is replayed on the fixed deal")
+        for b in (self.accept_button, self.keep_button, self.moves_button, self.fix_button):
+            b.setStyleSheet("QPushButton { padding: 5px; text-align: left; }")
+            layout.addWidget(b)
+        self.fix_button.clicked.connect(self.fixRequested)
+        self.setVisible(False)
+
+    def show_mismatch(self, text: Optional[str]) -> None:
+        """Show what is wrong (the first two reasons; all of them in the tooltip), or hide."""
+        text = text[:1].upper() + text[1:] if text else ""
+        parts = text.split("; ")
+        short = "; ".join(parts[:2]) + (f"; … and {len(parts) - 2} more" if len(parts) > 2 else "")
+        self.text.setText(short)
+        self.text.setToolTip(text if short != text else "")
+        self.setVisible(bool(text))

@@ -61,10 +61,13 @@ class CardPicker(QDialog):
         if alternatives:
             alt_row = QHBoxLayout()
             alt_row.addWidget(QLabel("Best guesses:"))
-            for card, score in alternatives[:3]:
-                b = _card_button(card, f"{card_label(card)}  {score:.0%}", 22)
+            for k, (card, score) in enumerate(alternatives[:3], 1):
+                b = _card_button(card, f"{card_label(card)}  {score:.0%}" if score >= 0.005 else
+                                 f"{card_label(card)}  <1%", 22)
                 b.setObjectName(f"alt_{card.code}")
+                b.setToolTip(f"Alt+{k}")
                 b.clicked.connect(lambda _=False, c=card: self.choose(c))
+                QShortcut(QKeySequence(f"Alt+{k}"), self, activated=lambda c=card: self.choose(c))
                 alt_row.addWidget(b)
             alt_row.addStretch(1)
             layout.addLayout(alt_row)
@@ -81,10 +84,19 @@ class CardPicker(QDialog):
                 if other is not None and other != place:
                     b.setToolTip(f"{card} is already at {other}: choosing it offers a swap")
                     b.setStyleSheet(b.styleSheet() + "QPushButton { background: #ffe0b2; }")
+                if card is current:
+                    b.setToolTip("what it reads now")
+                    b.setStyleSheet(b.styleSheet() + "QPushButton { border: 3px solid #2962ff; }")
                 b.clicked.connect(lambda _=False, c=card: self.choose(c))
                 grid.addWidget(b, row, col)
                 self.buttons[card] = b
         layout.addLayout(grid)
+        if any(where(c) not in (None, place) for c in deck):
+            legend = QLabel("<span style='background:#ffe0b2'>&nbsp;orange&nbsp;</span>: already on the table "
+                            "(each card once; choosing one offers a swap) · <span style='color:#2962ff'>"
+                            "<b>blue</b></span>: what it reads now")
+            legend.setStyleSheet("color: #616161;")
+            layout.addWidget(legend)
 
         typed = QHBoxLayout()
         self.code_edit = QLineEdit()

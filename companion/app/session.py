@@ -64,6 +64,12 @@ class PlaySession:
         #: The person's set-up corrections, applied to camera layouts until each card leaves.
         self.corrections = dict(corrections or {})
         self._follower: Any = None
+        #: Frames per second of the layouts' frame numbers (play-along turns its time limits into frames).
+        self.fps = 15.0
+        #: The last camera layout given to ``follow`` (before corrections), for the overrides.
+        self.last_layout: Optional[TableLayout] = None
+        #: What play-along says is wrong with the table (an illegal change, a card to check), or None.
+        self.mismatch: Optional[str] = None
         self.autosave()
 
     @classmethod
@@ -154,16 +160,130 @@ class PlaySession:
                 from companion.playalong import Follower
             except ImportError:
                 return []
-            self._follower = Follower(self.rules, self.game)
+            self._follower = Follower(self.rules, self.game, fps=self.fps)
+        self.last_layout = layout
         layout, self.corrections = apply_overrides(layout, self.corrections)
         before = len(self.game.moves)
         events = self._follower.feed(layout)
+        self._after_follow(before, events)
+        return events
+
+    def _after_follow(self, before: int, events: list[Any]) -> None:
         if self._follower.game is not self.game:
             self.game = self._follower.game  # rebuilt on a better-known deal, same moves
+        for event in events:
+            if event.kind == "illegal":
+                self.mismatch = f"Not legal: {event.text}"
+            elif event.kind == "check":
+                self.mismatch = event.text
+            elif event.kind == "move" and (self.mismatch or "").startswith("Not legal"):
+                self.mismatch = None  # a legal move followed: that illegal view is over
+        if self._follower.status == "ok":
+            self.mismatch = None
         if len(self.game.moves) != before or events:
             self.pairing.reset()
             self.autosave()
+
+    # --- the person overrides play-along ----------------------------------------------
+    @property
+    def following(self) -> bool:
+        return self._follower is not None
+
+    def accept_table(self) -> list[Any]:
+        """The table is right: record the best legal explanation of it, however doubtful.
+
+        ``IllegalMoveError`` when no legal sequence of moves leads there (nothing changes).
+        """
+        if self._follower is None or self.last_layout is None:
+            raise IllegalMoveError("no camera view to accept yet")
+        before = len(self.game.moves)
+        events = self._follower.override()
+        self.mismatch = None
+        self._after_follow(before, events)
         return events
+
+    def insist_recorded(self) -> list[Place]:
+        """The recorded game is right: slots the camera reads as another card than the record are
+        corrected to the record (until the card leaves), and the mismatch is dismissed.
+
+        Returns the corrected places. Cards missing from the table stay recorded: the
+        person puts them back (or plays on, and the next view is judged against the record).
+        """
+        from companion.app.places import slot_of
+
+        self.mismatch = None
+        layout = self.last_layout
+        if layout is None:
+            return []
+        fixed: list[Place] = []
+        for flat, card in enumerate(self.state.pyramid):
+            place = slot_of(flat)
+            if card is None or place.row >= layout.rows:
+                continue
+            seen = layout.pyramid[place.row][place.index].card
+            if seen is not None and seen is not card and self.corrections.get(place) is not card:
+                self.corrections[place] = card
+                fixed.append(place)
+        if fixed and self._follower is not None:
+            self.follow(layout)  # judged again with the corrections: normally it agrees now
+            self.mismatch = None
+        return fixed
+
+    def enter_moves(self, text: str) -> list[Move]:
+        """Moves the person says were played (``"QH+AS draw"``): all legal in turn or none recorded."""
+        moves = [Move.parse(t) for t in text.replace(",", " ").split()]
+        if not moves:
+            raise IllegalMoveError(f"no moves in {text!r} (e.g. 'QH+AS draw KD')")
+        probe = self.state
+        for m in moves:
+            reason = probe.why_illegal(m)
+            if reason is not None:
+                raise IllegalMoveError(f"{m}: {reason}")
+            probe = probe.apply(m)
+        if self._follower is not None:
+            before = len(self.game.moves)
+            events = self._follower.override(moves)
+            self.mismatch = None
+            self._after_follow(before, events)
+        else:
+            for m in moves:
+                self.game.play(m)
+            self.pairing.reset()
+            self.autosave()
+        return moves
+
+    def fix_card(self, place: Place, card: Card) -> None:
+        """The deal had another card at ``place`` (misread, and confirmed): put ``card`` there and
+        replay every move on the fixed deal. A card the deal has elsewhere swaps places with the
+        old one. ``IllegalMoveError`` (nothing changes) when a recorded move is then illegal."""
+        from companion.app.places import flat_index
+
+        engine = _engine()
+        cards = list(self.game.deal.cards)
+        i = flat_index(place)
+        if not place.is_slot or i >= self.rules.pyramid_size:
+            raise IllegalMoveError(f"{place} is not a pyramid slot of {self.rules.name!r}")
+        old = cards[i]
+        if old is card:
+            return
+        if card in cards:
+            cards[cards.index(card)] = old
+        cards[i] = card
+        try:
+            game = engine.Game(self.rules, engine.Deal(self.rules, cards))
+        except ValueError as exc:
+            raise IllegalMoveError(f"{card} at {place}: {exc}") from None
+        for k, move in enumerate(self.game.moves, 1):
+            reason = game.state.why_illegal(move)
+            if reason is not None:
+                raise IllegalMoveError(f"with {card} at {place}, move {k} ({move}) would be illegal: {reason}")
+            game.play(move)
+        self.game = game
+        self._follower = None  # follows the fixed game from the next view on
+        self.corrections.pop(place, None)
+        self.mismatch = None
+        self.pairing.reset()
+        self.autosave()
 
     def click_card(self, card: Card) -> Optional[Move]:
         """A click on a card: returns the move it completes (not yet played), or None."""

@@ -27,7 +27,8 @@ from companion.app.capture import Frame, SourceSpec, make_recognizer, open_sourc
 from companion.app.correction import CorrectionSession
 from companion.app.flow import GameFlow
 from companion.app.liveview import LiveView
-from companion.app.panels import AdvicePanel, GamePanel, SetupPanel
+from companion.app.overrides import OverrideFlow
+from companion.app.panels import AdvicePanel, GamePanel, MismatchPanel, SetupPanel
 from companion.app.picker import CardPicker
 from companion.app.picture import BoardPicture
 from companion.app.session import CrashGuard, PlaySession
@@ -41,11 +42,12 @@ def default_data_dir() -> Path:
     return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation))
 
 
-class MainWindow(QMainWindow, GameFlow):
+class MainWindow(QMainWindow, GameFlow, OverrideFlow):
     def __init__(self, *, rules: Optional[Rules] = None, source: Optional[str] = None, manual: Optional[bool] = None,
                  settings: Optional[QSettings] = None, data_dir: Optional[Path] = None,
                  advice_budget: float = 0.4, ask_resume: Optional[Callable[[Path], bool]] = None,
-                 advisor: Callable[..., Advice] = compute_advice) -> None:
+                 advisor: Callable[..., Advice] = compute_advice,
+                 ask_text: Optional[Callable[[str, str], Optional[str]]] = None) -> None:
         super().__init__()
         self.settings = settings if settings is not None else QSettings("PyramidCompanion", "Pyramid Companion")
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
@@ -56,6 +58,11 @@ class MainWindow(QMainWindow, GameFlow):
         self.advice_budget = advice_budget
         self._ask_resume = ask_resume
         self._advisor = advisor
+        self._ask_text = ask_text
+        #: Frames per second the capture worker reads (a camera's frame numbers count these).
+        self.capture_fps = 15.0
+        self._last_layout = None  # the last layout the camera reported (a new game starts from it)
+        self.last_frame: Optional[Frame] = None
         self.corrections = CorrectionSession(self.rules)
         self.session: Optional[PlaySession] = None
         self.capture: Optional[CaptureWorker] = None
@@ -90,16 +97,18 @@ class MainWindow(QMainWindow, GameFlow):
         self.setup_panel = SetupPanel()
         self.advice_panel = AdvicePanel()
         self.game_panel = GamePanel()
+        self.mismatch_panel = MismatchPanel()
         self.game_panel.clear()
         self.advice_panel.hints_box.setChecked(self.hints)
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(4, 4, 4, 4)
-        for panel in (self.setup_panel, self.advice_panel, self.game_panel):
+        for panel in (self.setup_panel, self.mismatch_panel, self.advice_panel, self.game_panel):
             side_layout.addWidget(panel)
         scroll = QScrollArea()
         scroll.setWidget(side)
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # panels wrap instead
         scroll.setMinimumWidth(380)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.live)
@@ -108,7 +117,7 @@ class MainWindow(QMainWindow, GameFlow):
         self.splitter.setStretchFactor(0, 5)
         self.splitter.setStretchFactor(1, 4)
         self.splitter.setStretchFactor(2, 0)
-        self.splitter.setSizes([660, 460, 380])
+        self.splitter.setSizes([740, 380, 380])  # the live image first: it is read from a chair
         self.setCentralWidget(self.splitter)
         self.status = self.statusBar()
         self.source_status = QLabel("")
@@ -126,6 +135,10 @@ class MainWindow(QMainWindow, GameFlow):
         self.game_panel.recycleRequested.connect(lambda: self.play(Move.recycle()))
         self.game_panel.undoRequested.connect(self.undo)
         self.game_panel.redoRequested.connect(self.redo)
+        self.mismatch_panel.acceptRequested.connect(self.accept_table)
+        self.mismatch_panel.keepRequested.connect(self.keep_recorded)
+        self.mismatch_panel.enterMovesRequested.connect(self.ask_moves)
+        self.mismatch_panel.fixRequested.connect(self.start_fixing)
 
     def _build_actions(self) -> None:
         bar = QToolBar("Main")
@@ -179,7 +192,17 @@ class MainWindow(QMainWindow, GameFlow):
         action("Plan", "P", self.advice_panel.toggle_plan)
         action("Play hint", "Ctrl+H", self.play_hint)
         action("Confirm", ["Ctrl+Return", "Ctrl+Enter"], self.confirm)
+        action("The table is right: record it", "Ctrl+T", self.accept_table)
+        action("The recorded game is right", "Ctrl+K", self.keep_recorded)
+        action("Enter the moves played", "Ctrl+E", self.ask_moves)
+        action("Fix a card of the deal (then click it)", "Ctrl+F", self.start_fixing)
         action("Clear selection", "Escape", self._clear_selection)
+        self.act_zoom = action("Zoom onto the cards", "Z", self.set_zoom, checkable=True)
+        self.act_zoom.setChecked(self.settings.value("zoom", True, type=bool))
+        self.live.set_zoom(self.act_zoom.isChecked())
+        self.act_overlay = action("Boxes and labels on the image", "O", self.set_overlay, checkable=True)
+        self.act_overlay.setChecked(self.settings.value("overlay", True, type=bool))
+        self.live.show_overlay = self.act_overlay.isChecked()
         action("Full screen", "F11", lambda: self.showNormal() if self.isFullScreen() else self.showFullScreen())
         action("Quit", "Ctrl+Q", self.close)
         action("Keyboard shortcuts", "F1", self.show_shortcuts)
@@ -193,6 +216,10 @@ class MainWindow(QMainWindow, GameFlow):
 
     def _after_show(self) -> None:
         if self.guard.crashed_game is not None and self.offer_resume(self.guard.crashed_game):
+            # a camera or a file follows the resumed game again; the demo's table is another game
+            if not self.manual and self.capture is None and SourceSpec.parse(self.source_text).kind not in ("demo",
+                                                                                                          "auto"):
+                self.start_source(self.source_text)
             return
         if not self.manual and self.capture is None:
             self.start_source(self.source_text)
@@ -229,18 +256,23 @@ class MainWindow(QMainWindow, GameFlow):
         self.set_manual(False, start_source=False)
         self.start_source(data)
 
-    def start_source(self, text: str, opener=None) -> None:
-        """Start capturing from ``text`` (``demo``, ``camera:0``, a path); ``opener`` replaces it in tests."""
+    def start_source(self, text: str, opener=None, recognizer=None) -> None:
+        """Start capturing from ``text`` (``demo``, ``camera:0``, a path); ``opener`` (the source) and
+        ``recognizer`` (frame -> recognised frame) replace the real ones in tests."""
         self.stop_source()
         spec = SourceSpec.parse(text)
         self.source_text = str(spec)
         self.settings.setValue("source", self.source_text)
         rules = self.rules
-        worker = CaptureWorker(opener or (lambda: open_source(spec, rules)),
-                               recognizer=None if spec.kind == "demo" else make_recognizer(rules))
+        if recognizer is None and spec.kind != "demo":
+            recognizer = make_recognizer(rules, fps=self.capture_fps)
+        worker = CaptureWorker(opener or (lambda: open_source(spec, rules)), recognizer=recognizer,
+                               fps=self.capture_fps)
         # (frames that already carry a layout, like the demo's, skip the recognizer)
         worker.frameReady.connect(self.on_frame)
+        self.recognition_text = ""
         worker.sourceOpened.connect(lambda name: self._source_state(f"Source: {name}", ""))
+        worker.recognitionInfo.connect(self.on_recognition_info)
         worker.sourceLost.connect(self.on_source_lost)
         worker.sourceRestored.connect(self.on_source_restored)
         worker.sourceEnded.connect(lambda: self._source_state("Source ended (last frame kept)", ""))
@@ -255,6 +287,7 @@ class MainWindow(QMainWindow, GameFlow):
         worker.start()
 
     def stop_source(self) -> None:
+        self.recognition_text = ""
         if self.capture is not None:
             worker, self.capture = self.capture, None
             worker.frameReady.disconnect(self.on_frame)
@@ -272,11 +305,18 @@ class MainWindow(QMainWindow, GameFlow):
             self.start_source(self.source_text)
 
     def _source_state(self, status: str, overlay: str) -> None:
-        self.source_status.setText(status)
+        self._source_line = status
+        rec = getattr(self, "recognition_text", "")
+        short = rec.split(" - ")[0]
+        self.source_status.setText(f"{status} · {short}" if rec else status)
+        self.source_status.setToolTip(rec)
         self.live.set_message(overlay)
 
     def on_frame(self, frame: Frame) -> None:
+        self.last_frame = frame
         self.live.show_frame(frame)
+        if frame.layout is not None:
+            self._last_layout = frame.layout
         if self.session is None and frame.layout is not None:
             self.corrections.update_recognition(frame.layout)
             self._refresh_setup()
@@ -289,6 +329,8 @@ class MainWindow(QMainWindow, GameFlow):
         """The camera saw a stable table: let play-along record moves or say what is wrong."""
         assert self.session is not None
         before = len(self.session.moves())
+        source = self.capture.source if self.capture is not None else None
+        self.session.fps = float(getattr(source, "fps", 0.0) or self.capture_fps)
         try:
             events = self.session.follow(layout)
         except CompanionError as exc:
@@ -297,15 +339,24 @@ class MainWindow(QMainWindow, GameFlow):
         for event in events:
             if event.kind == "move":
                 self.status.showMessage(f"Recorded {event.text}", 5000)
-            elif event.kind == "illegal":
-                self._show_illegal(f"Not legal: {event.text}. The game keeps the last legal position; "
-                                   "put the cards back or undo on the table.")
+            elif event.kind == "illegal":  # (the mismatch panel says it and offers the overrides)
+                self.status.showMessage(f"Not legal: {event.text}. The game keeps the last legal position.",
+                                        10000)
             else:
-                self.status.showMessage(event.text.capitalize(), 10000)
-                self.advice_panel.warning_label.setText(event.text.capitalize())
+                self.status.showMessage(event.text[:1].upper() + event.text[1:], 10000)
         if len(self.session.moves()) != before:
             self._last_move = self.session.moves()[-1] if self.session.moves() else None
             self._refresh_play()
+        self.mismatch_panel.show_mismatch(self.session.mismatch)
+
+    def on_recognition_info(self, text: str) -> None:
+        """How the frames are recognised (the model, the fake detector, nothing): always in view."""
+        self.recognition_text = text
+        self._source_state(self._source_line, self.live.message)
+        if "fake" in text or "model" in text and "ONNX" not in text:
+            self.status.showMessage(f"Recognition: {text.split(' - ')[0]}", 15000)
+        if "manual mode" in text:  # a camera without a model: say what to do instead
+            self.live.set_message("No recognition model installed: type the deal in manual mode (Ctrl+M)")
 
     def on_source_lost(self, reason: str) -> None:
         kept = "the game is kept" if self.session is not None else "corrections are kept"
@@ -343,6 +394,17 @@ class MainWindow(QMainWindow, GameFlow):
         if self.session is None:
             self.corrections = CorrectionSession(rules, self.corrections.base)
             self._refresh_setup()
+            if self.capture is not None and not self.manual:
+                self.start_source(self.source_text)  # recognition (and the demo's table) follow the rules
+
+    def set_zoom(self, on: bool) -> None:
+        self.settings.setValue("zoom", bool(on))
+        self.live.set_zoom(bool(on))
+
+    def set_overlay(self, on: bool) -> None:
+        self.settings.setValue("overlay", bool(on))
+        self.live.show_overlay = bool(on)
+        self.live.update()
 
     def set_hints(self, on: bool) -> None:
         self.hints = on

@@ -34,6 +34,7 @@ class CaptureWorker(QThread):
     sourceRestored = Signal()
     sourceEnded = Signal()             # end of a video / image folder
     sourceFailed = Signal(str)         # could not open at all
+    recognitionInfo = Signal(str)      # how frames are recognised (model, fake, none), in words
 
     def __init__(self, opener: Callable[[], FrameSource], recognizer: Optional[Recognizer] = None,
                  fps: float = 15.0, retry_s: float = 1.0, parent: Any = None) -> None:
@@ -67,6 +68,15 @@ class CaptureWorker(QThread):
             return
         self.source = source
         self.sourceOpened.emit(getattr(source, "name", "source"))
+        info = getattr(source, "recognition", "")
+        prepare = getattr(self._recognizer, "prepare", None)
+        if not info and callable(prepare):  # (a source that recognises itself, like the demo, says how)
+            try:
+                info = prepare()  # loads the model here, off the GUI thread
+            except Exception as exc:  # noqa: BLE001
+                info = f"recognition unavailable: {exc}"
+        if info:
+            self.recognitionInfo.emit(str(info))
         try:
             self._loop(source)
         finally:
@@ -105,6 +115,9 @@ class CaptureWorker(QThread):
             except Exception:  # noqa: BLE001
                 ok = False
             if ok:
+                reset = getattr(self._recognizer, "reset", None)
+                if callable(reset):
+                    reset()  # the table may have changed while the camera was away
                 self.sourceRestored.emit()
                 return True
         return False
