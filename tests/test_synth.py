@@ -281,3 +281,76 @@ def test_stats_check_finds_no_problems_and_catches_a_bad_label(dataset, tmp_path
     lines[0] = " ".join([str((cls + 1) % 52)] + lines[0].split()[1:])
     label.write_text("\n".join(lines) + "\n")
     assert any("class" in p for p in check(bad, "val"))
+
+
+# ------------------------------------------------------------------------------ procedural decks
+def _fresh_proc_deck(split: str, k: int):
+    """A procedural deck built anew (no cache) from its seed."""
+    from tools.synth.procedural import make_deck
+    rng = np.random.default_rng([writer.PROC_SEED, writer.SPLIT_CODE[split], k])
+    return make_deck(rng, writer.proc_source(split), name=f"proc/{split}-{k}")
+
+
+def test_procedural_deck_is_reproducible_from_its_seed():
+    a, b = _fresh_proc_deck("train", 5), _fresh_proc_deck("train", 5)
+    assert a.index_box == b.index_box and np.array_equal(a.back, b.back)
+    # faces are drawn on first use: the order of use must not matter
+    for code in ("QH", "TC", "2S", "AD"):
+        assert np.array_equal(a.faces[code], b.faces[code])
+    for code in reversed(CARD_CODES):
+        b.faces[code]
+    assert all(np.array_equal(a.faces[c], b.faces[c]) for c in CARD_CODES)
+    assert len(a.faces) == 52 and a.faces["KS"].shape[2] == 4 and 1.3 < a.aspect < 1.6
+    c = _fresh_proc_deck("train", 6)
+    assert c.index_box != a.index_box or not np.array_equal(c.faces["QH"], a.faces["QH"])
+
+
+def test_procedural_train_and_val_share_no_font_and_no_shape_parameter():
+    from tools.synth import procedural
+    cfg = writer.deck_config()["procedural"]
+    train = set(cfg["train_fonts"]) | set(cfg["train_suit_fonts"])
+    val = set(cfg["val_fonts"]) | set(cfg["val_suit_fonts"])
+    assert train and val and not train & val
+    assert writer.proc_deck_count("train") >= 100 and writer.proc_deck_count("val") >= 20
+    src = {s: writer.proc_source(s) for s in ("train", "val")}
+    assert src["train"].band == "train" and src["val"].band == "val"
+    for s in src.values():
+        if procedural.available_fonts(s.rank_fonts):  # fonts-* packages installed
+            assert procedural.available_fonts(s.suit_fonts)
+            assert all(procedural.has_suit_glyphs(f) for f in procedural.available_fonts(s.suit_fonts))
+    rng = np.random.default_rng(0)
+    for name, (lo, hi) in procedural.SHAPE_RANGES.items():
+        a, b = lo + procedural.VAL_BAND[0] * (hi - lo), lo + procedural.VAL_BAND[1] * (hi - lo)
+        tr = [procedural.shape_param(rng, name, "train") for _ in range(200)]
+        va = [procedural.shape_param(rng, name, "val") for _ in range(50)]
+        assert all(lo <= v <= hi and not a < v < b for v in tr), name
+        assert all(a <= v <= b for v in va), name
+    with pytest.raises(ValueError, match="band"):
+        procedural.ProcSource((), (), "test")
+
+
+def _ink_components_cross_box(face: np.ndarray, box: tuple) -> tuple[bool, list]:
+    """(box holds ink, components of ink that touch the box but stick out of it)."""
+    h, w = face.shape[:2]
+    paper = face[h // 2, 4, :3].astype(int)
+    ink = (np.abs(face[:, :, :3].astype(int) - paper).max(2) > 60) & (face[:, :, 3] > 0)
+    x1, y1, x2, y2 = int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h))
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    inside = set(np.unique(lab[y1:y2, x1:x2])) - {0}
+    inside = {k for k in inside if stats[k][2] < 0.8 * w}  # not the card's outline
+    out = [stats[k].tolist() for k in inside
+           if stats[k][0] < x1 or stats[k][1] < y1 or stats[k][0] + stats[k][2] > x2 or stats[k][1] + stats[k][3] > y2]
+    return bool(inside), out
+
+
+@pytest.mark.parametrize("split", ["train", "val"])
+def test_procedural_corner_boxes_hold_the_index(split):
+    rng = np.random.default_rng(7)
+    for k in rng.choice(writer.proc_deck_count(split), 6, replace=False):
+        deck = _fresh_proc_deck(split, int(k))
+        for code in rng.choice(CARD_CODES, 6, replace=False):
+            face = deck.faces[str(code)]
+            for which, f in (("top-left", face), ("bottom-right", face[::-1, ::-1])):
+                holds, out = _ink_components_cross_box(f, deck.index_box)
+                assert holds, f"{deck.name} {code}: no ink in the {which} index box"
+                assert not out, f"{deck.name} {code}: ink crosses the {which} index box {deck.index_box}: {out}"

@@ -20,8 +20,7 @@ from tools.synth.art import REPO, DeckArt, load_svg_deck
 
 DECKS_JSON = REPO / "datasets" / "decks.json"
 SPLIT_CODE = {"train": 0, "val": 1}
-N_PROC_DECKS = 24          # procedural decks per split (each one a seed + a font of that split)
-PROC_SEED = 7301
+PROC_SEED = 7301           # procedural deck k of a split: seed (PROC_SEED, split code, k)
 HARD_SHARE = 0.25          # scenes drawn from the hard-condition mix
 CROP_MIN_PX = 14           # no classification crops of index corners under this height (unreadable)
 
@@ -50,12 +49,26 @@ def svg_deck(name: str) -> DeckArt:
     return load_svg_deck(name)
 
 
+def proc_deck_count(split: str) -> int:
+    """Procedural decks per split (datasets/decks.json "procedural": train_decks / val_decks)."""
+    check_split(split)
+    return int(deck_config()["procedural"][f"{split}_decks"])
+
+
+def proc_source(split: str):
+    """Fonts and shape band the procedural decks of ``split`` draw from."""
+    from tools.synth.procedural import ProcSource
+    check_split(split)
+    cfg = deck_config()["procedural"]
+    return ProcSource(tuple(cfg[f"{split}_fonts"]), tuple(cfg[f"{split}_suit_fonts"]), split)
+
+
 @lru_cache(maxsize=8)
 def proc_deck(split: str, k: int) -> DeckArt:
+    """Procedural deck ``k`` of a split: a function of (split, k) alone (a few tens of ms to draw)."""
     from tools.synth.procedural import make_deck
-    fonts = deck_config()["procedural"][f"{split}_fonts"]
     rng = np.random.default_rng([PROC_SEED, SPLIT_CODE[split], k])
-    return make_deck(rng, fonts, name=f"proc/{split}-{k}")
+    return make_deck(rng, proc_source(split), name=f"proc/{split}-{k}")
 
 
 def pick_deck(rng: np.random.Generator, split: str, only: tuple[str, ...] | None = None) -> DeckArt:
@@ -69,12 +82,12 @@ def pick_deck(rng: np.random.Generator, split: str, only: tuple[str, ...] | None
                              f"(choose from proc, {', '.join(sorted(fams))})")
         item = sorted(only)[int(rng.integers(len(only)))]
         if item == "proc":
-            return proc_deck(split, int(rng.integers(N_PROC_DECKS)))
+            return proc_deck(split, int(rng.integers(proc_deck_count(split))))
         decks = fams[item]
         return svg_deck(decks[int(rng.integers(len(decks)))])
     share = deck_config()["procedural"][f"{split}_share"]
     if rng.random() < share:
-        return proc_deck(split, int(rng.integers(N_PROC_DECKS)))
+        return proc_deck(split, int(rng.integers(proc_deck_count(split))))
     fams = svg_families(split)
     fam = sorted(fams)[int(rng.integers(len(fams)))]
     decks = fams[fam]
