@@ -132,17 +132,19 @@ def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool) -> Pat
     kept = total = 0
     for i in range(len(CARD_CODES)):
         (out / "train" / cls_folder(i)).mkdir(parents=True, exist_ok=True)
-    label_cache: dict[str, tuple[np.ndarray, bool]] = {}
+    label_cache: dict[str, tuple[np.ndarray, bool, int, int]] = {}
     for crop in sorted((work / "cls" / "train").glob("*/*.jpg")):
         stem, k, _ = crop.stem.rsplit("_", 2)
         if stem not in label_cache:
             rows = [ln.split() for ln in (data / "train" / "labels" / f"{stem}.txt").read_text().splitlines() if ln.strip()]
             truth = data / "train" / "truth" / f"{stem}.json"
-            cond = json.loads(truth.read_text()).get("conditions", {}) if truth.exists() else {}
-            label_cache[stem] = (np.array(rows, float).reshape(-1, 5), cond.get("blur", "none") in ("none", None))
-        rows, sharp = label_cache[stem]
+            meta = json.loads(truth.read_text()) if truth.exists() else {}
+            cond = meta.get("conditions", {})
+            label_cache[stem] = (np.array(rows, float).reshape(-1, 5), cond.get("blur", "none") in ("none", None),
+                                 meta.get("width", 1280), meta.get("height", 720))
+        rows, sharp, width, height = label_cache[stem]
         total += 1
-        w, h = rows[int(k), 3] * 1280, rows[int(k), 4] * 720  # frames are 1280x720 (generator default)
+        w, h = rows[int(k), 3] * width, rows[int(k), 4] * height  # YOLO labels are relative to the frame
         if min(w, h) >= min_px and (sharp or not sharp_only):
             os.symlink(crop.resolve(), out / "train" / crop.parent.name / crop.name)
             kept += 1
