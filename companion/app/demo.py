@@ -314,8 +314,7 @@ class VideoDemoSource:
         self.detector_name = self.recognition
         self._overlay: Any = None
         self._pipeline = LayoutPipeline(None, rules)
-        k = max(3, round(self.fps))
-        self._fuser = LayoutFuser(k, max(2, -(-2 * k // 3)))
+        self._fuser = LayoutFuser.for_fps(self.fps, rules=rules)
         self._frame = -1
         self._image: Any = None
         self.layout: Optional[TableLayout] = None
