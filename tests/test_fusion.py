@@ -181,3 +181,15 @@ def test_reset_forgets_everything():
     fuser.reset()
     again = [fuser.update(pipe.read(detections_from_truth(truth, Noise.none(), rng)), f) for f in range(12)]
     assert sum(l is not None for l in again) == 1 and fuser.accepted is not None
+
+
+def test_a_table_far_behind_the_accepted_one_is_accepted_once_it_lasts():
+    # Several moves made while the view was blocked: most accepted cards are gone. Frames like
+    # that look like an arm over the table and are skipped, but not for ever (3 K frames in a row).
+    truth = synth_truth(np.random.default_rng(5), tilt_deg=15)
+    after = remove_cards(truth, [(6, i) for i in range(7)] + [(5, i) for i in range(6)])
+    noise = Noise(0.05, 0.0, 0.0, 0.0)
+    changes = run([truth] * 40 + [after] * (5 * DEFAULT_K), [noise] * (40 + 5 * DEFAULT_K))
+    assert len(changes) == 2, [c[0] for c in changes]
+    assert changes[1][0] > 40 + 3 * DEFAULT_K  # not while it may still be a hand
+    assert changes[1][1] == after["pyramid_codes"]

@@ -463,3 +463,19 @@ def test_start_waits_for_a_card_hidden_in_the_first_view():
     assert [str(m) for m in start.follower.moves] == played
     assert start.follower.game.deal.pyramid[hidden] is truth.deal.pyramid[hidden]
 
+
+
+def test_recycle_after_taking_the_waste_top_waits_for_the_card_beneath():
+    # The waste top taken in a pair and the pile gone in one view: the card beneath was never
+    # seen (a hand over it), so that view alone does not record a recycle.
+    from types import SimpleNamespace
+    from companion.cards import Card
+    from companion.moves import Move
+    from companion.playalong.follower import _recycle_unseen
+    state = SimpleNamespace(waste=((Card.parse("QD"), Card.parse("6H")),))
+    both = SimpleNamespace(moves=[Move.parse("7C+6H"), Move.parse("recycle")])
+    assert _recycle_unseen(state, both)
+    assert not _recycle_unseen(state, SimpleNamespace(moves=[Move.parse("recycle")]))
+    assert not _recycle_unseen(state, SimpleNamespace(moves=[Move.parse("7C+6H")]))
+    # a pair from the pyramid, then a recycle: the waste pile was in view, nothing to wait for
+    assert not _recycle_unseen(state, SimpleNamespace(moves=[Move.parse("8C+5D"), Move.parse("recycle")]))

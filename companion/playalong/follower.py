@@ -192,6 +192,13 @@ class Follower:
                     if found is not None:
                         checks = checks + alt_checks
                         break
+        if found is not None and not allow_guess and _recycle_unseen(state, found):
+            # the waste top taken and the pile recycled in one view: the card beneath it was
+            # never seen, most often hidden by the hand taking the pair. Wait for the next view
+            # (the card shows up: no recycle; the waste stays empty: recycled).
+            self._pending = obs
+            self.status = "pending"
+            return new
         if found is None and not wrong:
             revised = self._revise_guess(fixed)
             if revised is None and fixed.visible() & state.unseen():
@@ -511,6 +518,18 @@ class Follower:
             "waste": waste,
             "result": state.result,
         }
+
+
+def _recycle_unseen(state: Any, found: Explanation) -> bool:
+    """A recycle after a move that took a waste top, in one explanation."""
+    tops = {p[-1] for p in state.waste if p}
+    took = False
+    for m in found.moves:
+        if m.is_removal and tops & set(m.cards):
+            took = True
+        elif str(m) == "recycle" and took:
+            return True
+    return False
 
 
 def _open_cards(state: Any) -> list[Card]:

@@ -27,7 +27,10 @@ Before voting, each frame is cleaned:
   slots that must hold a card but show none, a card read twice: what a hand's
   edge does to the detector; a card whose index the camera never sees is a
   hidden slot in every frame, so the fewest of the last ``2 K`` frames is the
-  lasting count) is skipped (it does not enter the window);
+  lasting count) is skipped (it does not enter the window); too few accepted
+  cards seen for ``3 K`` frames in a row is no hand but a table several moves
+  ahead of the accepted one (the person played on while frames were skipped):
+  such frames then vote, or nothing would ever be accepted again;
 * hand cue: a frame where accepted cards vanished (a waste pile left empty
   counts, a new card on it does not: that is a draw) *and* the read count
   dropped by more than those cards' corners, or more boxes were placed nowhere
@@ -121,6 +124,8 @@ class LayoutFuser:
         self._pending: Optional[tuple] = None
         self._pending_run = 0
         self.skipped = 0
+        #: Frames in a row showing too few of the accepted cards (see ``update``).
+        self._lost_run = 0
 
     @classmethod
     def for_fps(cls, fps: float, seconds: float = 1.0, **kw) -> "LayoutFuser":
@@ -137,6 +142,7 @@ class LayoutFuser:
         self._group, self._group_run = frozenset(), 0
         self._pending, self._pending_run = None, 0
         self._anomaly_counts.clear()
+        self._lost_run = 0
 
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
         layout = reading.layout if isinstance(reading, FrameReading) else reading
@@ -147,7 +153,15 @@ class LayoutFuser:
         # Anomalies beyond what the table shows lastingly (a card whose index the camera never
         # sees is a hidden slot in every frame): the fewest of the recent frames.
         lasting = min(self._anomaly_counts) if len(self._anomaly_counts) >= self.k else 0
-        if layout is None or anomalies > self.max_anomalies + lasting or not self._usable(layout):
+        if layout is None or anomalies > self.max_anomalies + lasting:
+            self.skipped += 1
+            return None
+        # Too few accepted cards seen: a hand or an arm over the table, unless it lasts ``3 k``
+        # frames in a row (the accepted layout fell behind several moves: were such frames
+        # skipped for good, nothing would ever be accepted again).
+        lost = not self._usable(layout)
+        self._lost_run = self._lost_run + 1 if lost else 0
+        if lost and self._lost_run <= 3 * self.k:
             self.skipped += 1
             return None
         if self._window and self._window[-1].rows != layout.rows:
@@ -163,7 +177,7 @@ class LayoutFuser:
             # row is real (several moves made while the view was blocked).
             self._group_run = self._group_run + 1 if group == self._group else 1
             self._group = group
-            if self._group_run <= 3 * self.k:
+            if self._group_run <= 3 * self.k and self._lost_run <= 3 * self.k:
                 self.skipped += 1
                 return None
             filled = layout

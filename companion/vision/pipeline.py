@@ -321,8 +321,11 @@ class LayoutPipeline:
         assert self._prior is not None
         # (A lattice shifted by a slot explains most reads too, but leaves cards lying on
         # empty slots: only a clean fit counts.)
-        if convincing(fit, pairs, len(points)) and fit.inliers >= 5 and violations(fit) <= 1:
-            same = self._candidate is not None and same_place(fit, self._candidate[0])
+        # Reads outside the found pyramid (the waste, late in a game as many as the pyramid's
+        # cards) neither confirm nor contradict it.
+        inside = int(((fit.node_of_point >= 0) | in_area(fit.uv, fit.rows, fit.inverted)).sum())
+        if convincing(fit, pairs, inside) and fit.inliers >= 5 and violations(fit) <= 1:
+            same = self._candidate is not None and same_place(fit, self._candidate[0], placed_only=True)
             self._candidate = (fit.homography, self._candidate[1] + 1 if same else 1)
             if self._candidate[1] >= REFIT_FRAMES:
                 self._prior, self._candidate = fit.homography, None

@@ -87,6 +87,16 @@ def fit_pyramid(points: np.ndarray, rows: int = 7, inverted: bool = False, *,
                 continue
             fit = _finish(pts, cand, rows, inverted, assign_tol, absolute=True, refit=refit)
             if fit is not None and same_place(fit, prior) and _prior_holds(fit, n):
+                if cand is prior and h is not None and (_strays(fit) or violations(fit)):
+                    # The refined prior moved too far to be taken, the prior as it is leaves reads
+                    # inside the pyramid on no node or cards lying on an empty slot: it may have
+                    # drifted (refined on a few reads while a hand hid the rest) and then holds on
+                    # most reads but never moves back. A search placing more reads is offered (the caller
+                    # takes it only when found in the same place several frames in a row).
+                    found = _search(pts, rows, inverted, tol, assign_tol, max_rotation_deg, neighbours,
+                                    grow, pairs, frame_size)
+                    if found is not None and found.inliers >= max(5, fit.inliers + 1):
+                        return found
                 return replace(fit, tracked=True)
         as_before = _finish(pts, prior, rows, inverted, assign_tol, absolute=True, refit=False)
         found = _search(pts, rows, inverted, tol, assign_tol, max_rotation_deg, neighbours, grow, pairs,
@@ -107,6 +117,11 @@ def place_with(points: np.ndarray, h_abs: np.ndarray, rows: int = 7, inverted: b
     """The fit ``h_abs`` as it is (no refit), with ``points`` placed under it."""
     pts = np.asarray(points, np.float64).reshape(-1, 2)
     return _finish(pts, h_abs, rows, inverted, assign_tol, absolute=True, refit=False)
+
+
+def _strays(fit: LatticeFit) -> int:
+    """Reads inside the pyramid's area that sit on no node."""
+    return int(((fit.node_of_point < 0) & in_area(fit.uv, fit.rows, fit.inverted)).sum())
 
 
 def _prior_holds(fit: LatticeFit, n: int) -> bool:
@@ -133,10 +148,14 @@ def _prior_holds(fit: LatticeFit, n: int) -> bool:
     return stray < fit.inliers and (fit.inliers >= 3 or stray <= 2)
 
 
-def same_place(fit: LatticeFit, prior: np.ndarray, limit: float = 0.35) -> bool:
+def same_place(fit: LatticeFit, prior: np.ndarray, limit: float = 0.35, *, placed_only: bool = False) -> bool:
     """The refined fit puts every slot within ``limit`` slot pitches of where the prior put it
-    (a fit that slid by a slot while a hand hid part of the pyramid is refused)."""
+    (a fit that slid by a slot while a hand hid part of the pyramid is refused). ``placed_only``:
+    only the slots holding a read (two searches on the few cards left late in a game agree where
+    the cards are and extrapolate the empty rows differently)."""
     _, nodes_uv = pyramid_nodes(fit.rows, fit.inverted)
+    if placed_only and fit.inliers:
+        nodes_uv = nodes_uv[np.unique(fit.node_of_point[fit.node_of_point >= 0])]
     moved = apply_h(np.linalg.inv(prior), apply_h(fit.homography, nodes_uv)) - nodes_uv
     return bool(np.hypot(moved[:, 0], moved[:, 1]).max() < limit)
 
