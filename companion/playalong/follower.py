@@ -527,7 +527,7 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
     for m in found.moves:
         if m.is_removal and tops & set(m.cards):
             took = True
-        elif str(m) == "recycle" and took:
+        elif m.kind == "recycle" and took:
             return True
     return False
 

@@ -107,8 +107,8 @@ class LayoutFuser:
         self.min_score = min_score
         self.max_anomalies = max_anomalies
         self.max_removed = max_removed
-        #: Card values and the pair sum (``_doubtful``); ``None``: a 52-card deck, pairs make 13.
-        self.rules = rules
+        #: Card values and the pair sum (``_doubtful``); default: a 52-card deck, pairs make 13.
+        self.rules = rules if rules is not None else Rules()
         self.accepted: Optional[TableLayout] = None
         self._window: deque[TableLayout] = deque(maxlen=k)
         #: (reads, anomalies, unplaced reads) of recent frames where nothing vanished: the hand
@@ -238,10 +238,8 @@ class LayoutFuser:
                 gone.append(a)
         if not gone:
             return False
-        pair_sum = self.rules.pair_sum if self.rules is not None else 13
-        value = self.rules.value if self.rules is not None else (lambda c: c.rank)
-        return not ((len(gone) == 1 and value(gone[0]) == pair_sum)
-                    or (len(gone) == 2 and value(gone[0]) + value(gone[1]) == pair_sum))
+        return not ((len(gone) == 1 and self.rules.is_king(gone[0]))
+                    or (len(gone) == 2 and self.rules.pairs(*gone)))
 
     def _settled(self) -> Optional[tuple]:
         if len(self._window) < self.quorum:
