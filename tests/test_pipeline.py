@@ -178,3 +178,21 @@ def test_cleared_pyramid_and_empty_table_under_a_tracked_fit():
     assert nothing is not None and not nothing.visible_cards()
     # Without a tracked fit an empty frame is no pyramid.
     assert LayoutPipeline().read(clean(dict(truth, labels=[]))).layout is None
+
+
+def test_a_waste_card_below_a_cleared_bottom_slot_is_not_its_second_index():
+    # The camera's angle can put a waste card's top-left index where the second index of a
+    # cleared bottom-row card would lie. A second index has no index of its own card down-right
+    # of it; the waste card has (its own second index), so the slot stays empty.
+    truth = synth_truth(np.random.default_rng(6))
+    tl = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:2" and l["which"] != "br")
+    br = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:2" and l["which"] == "br")
+    truth["labels"] = [l for l in truth["labels"] if l["where"] != "pyramid:6:2"]
+    dealt = {c for row in truth["pyramid_codes"] for c in row} | {truth["waste"][0]["top"]}
+    code = next(c for c in ("5C", "6C", "7C", "8C") if c not in dealt)
+    step = np.subtract(br, tl)
+    dets = with_det(clean(truth), br, code, 0.97)
+    dets = with_det(dets, list(np.add(br, step)), code, 0.97)
+    layout = LayoutPipeline().read(dets).layout
+    assert layout.pyramid[6][2].card is None
+    assert str(layout.pyramid[6][1].card) == truth["pyramid_codes"][6][1]

@@ -402,6 +402,19 @@ def test_hidden_draw_believed_after_frames_the_stream_skipped():
     assert [m.kind for m in f.moves] == ["draw", "remove"] and f.state.key() == after.key()
 
 
+def test_lone_card_held_is_reported_by_the_clock_while_still_off_the_table():
+    # No new stable layout comes while the person holds the card: frames going by (tick) are
+    # enough to judge it, so the warning shows before the card is put back.
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
+                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
+    assert f.feed(_without(layout_of(truth, frame=30), {lone})) == [] and f.status == "pending"
+    assert f.tick(45) == [] and f.status == "pending"
+    events = f.tick(30 + int(f.lone_s * f.fps) + 1)
+    assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text and f.moves == ()
+    assert f.tick(200) == []  # said once
+
+
 def test_first_card_of_a_pair_taken_from_the_waste_waits_for_the_second():
     rules, truth, f = setup("classic", 2)
     _, played, move = play_until(
@@ -479,3 +492,42 @@ def test_recycle_after_taking_the_waste_top_waits_for_the_card_beneath():
     assert not _recycle_unseen(state, SimpleNamespace(moves=[Move.parse("7C+6H")]))
     # a pair from the pyramid, then a recycle: the waste pile was in view, nothing to wait for
     assert not _recycle_unseen(state, SimpleNamespace(moves=[Move.parse("8C+5D"), Move.parse("recycle")]))
+    # ... but once a card of the new pass is drawn, the recycle shows: nothing to wait for
+    drawn = SimpleNamespace(moves=[Move.parse("7C+6H"), Move.parse("draw"), Move.parse("recycle"),
+                                   Move.parse("draw")])
+    assert not _recycle_unseen(state, drawn)
+
+
+# --- a second draw hidden behind the same hand --------------------------------------------------
+
+def test_draw_missed_behind_a_hand_is_put_back_when_the_stock_runs_out_early():
+    # Two cards turned while a hand blocked the view look like one draw (only the waste top
+    # shows). The stock then runs out a card early; the recycle, seen clearly, puts the missed
+    # draw back at the blocked view, and the second pass follows the true stock order.
+    rules, truth, f = setup("classic", 5)
+    frame = 1
+    for _ in range(3):  # some draws in clear view
+        truth = truth.apply(Move.draw())
+        f.feed(layout_of(truth, frame=frame))
+        frame += 1
+    truth = truth.apply(Move.draw()).apply(Move.draw())  # behind a hand for three seconds
+    frame += 90
+    f.feed(replace(layout_of(truth, frame=frame), extra={"skipped": 90}))
+    assert len(f.moves) == 4  # the shortest explanation: one draw
+    while truth.stock:
+        truth = truth.apply(Move.draw())
+        frame += 1
+        f.feed(layout_of(truth, frame=frame))
+    truth = truth.apply(Move.recycle())
+    frame += 1
+    events = f.feed(layout_of(truth, frame=frame))
+    assert any(e.kind == "check" and "ran out early" in e.text for e in events)
+    assert len(f.moves) == rules.stock_size + 1 and f.state.key() == truth.key()
+    for _ in range(6):  # the second pass turns the cards in their true order
+        truth = truth.apply(Move.draw())
+        frame += 1
+        f.feed(layout_of(truth, frame=frame))
+        assert f.state.key() == truth.key() and f.status == "ok"
+    assert "illegal" not in kinds(f)
+    # the missed card is named once it comes round again
+    assert f.game.deal.stock[4] is truth.deal.stock[4]

@@ -168,6 +168,16 @@ class PlaySession:
         self._after_follow(before, events)
         return events
 
+    def tick(self, frame: int) -> list[Any]:
+        """A camera frame with no new stable layout (``Follower.tick``): returns new events."""
+        if self._follower is None:
+            return []
+        before = len(self.game.moves)
+        events = self._follower.tick(frame)
+        if events:
+            self._after_follow(before, events)
+        return events
+
     def _after_follow(self, before: int, events: list[Any]) -> None:
         if self._follower.game is not self.game:
             self.game = self._follower.game  # rebuilt on a better-known deal, same moves

@@ -323,6 +323,9 @@ class MainWindow(QMainWindow, GameFlow, OverrideFlow):
         elif self.session is not None:
             if frame.layout is not None and not self.manual:
                 self._follow(frame.layout)
+            elif not self.manual:
+                before = len(self.session.moves())
+                self._show_events(self.session.tick(frame.index), before)  # a lone card held too long
             self._refresh_live_play()
 
     def _follow(self, layout) -> None:
@@ -335,6 +338,11 @@ class MainWindow(QMainWindow, GameFlow, OverrideFlow):
             events = self.session.follow(layout)
         except CompanionError as exc:
             self._show_illegal(str(exc))
+            return
+        self._show_events(events, before)
+
+    def _show_events(self, events: list, before: int) -> None:
+        if not events:
             return
         for event in events:
             if event.kind == "move":

@@ -45,6 +45,12 @@ def run(args: argparse.Namespace) -> int:
 
     rules = Rules.parse(args.rules)
     deal = Deal.parse(args.deal, rules) if args.deal else None
+    start: Optional[FollowStart] = None
+
+    def tick(frame: int) -> None:  # frames with no new layout: a lone card lifted is judged in time
+        if start is not None:
+            start.tick(frame)
+
     if args.layouts:
         layouts = read_layouts(args.layouts)
     elif args.source:
@@ -54,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             if not Path(args.source).exists():
                 raise CompanionError(f"no such file or folder: {args.source!r}")
             kw["detector"] = default_detector(args.models)
+            kw["on_frame"] = tick
             layouts = layouts_from(args.source, rules, **kw)
         else:
             layouts = layouts_from(args.source, rules)
@@ -61,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
         raise CompanionError("give a SOURCE (video file or folder of frames) or --layouts FILE.jsonl")
     # The follower starts on the first layout: frames per second from the source (a video's own
     # rate) so its time limits hold; without --deal the deal is that layout (see FollowStart).
-    start: Optional[FollowStart] = None
     count = 0
     for layout in layouts:
         count += 1

@@ -13,22 +13,25 @@ Hidden draws (a stock card turned and played out of sight) are believed only aft
 a real gap before the view: frames the stream skipped (``layout.extra["skipped"]``)
 or a long time between stable layouts. Between two views seen clearly a draw shows
 its card in a stable view before it is played, so an explanation then never plays a
-card it turned. One open card gone (the first card of a
-pair being picked up) is ``pending`` until the pair completes; it is illegal when
-the card comes back or stays gone longer than ``lone_s``.
+card it turned. A second draw hidden behind the same hand shows only when the stock runs
+out a card early; it is then put back at that blocked view (``hidden_draws``). One open
+card gone (the first card of a pair being picked up) is ``pending`` until the pair
+completes; it is illegal when the card comes back or stays gone longer than ``lone_s``
+(``tick`` tells the follower that frames went by without a new layout).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Optional
 
 from companion.cards import Card
 from companion.errors import IllegalMoveError, InvalidLayoutError
 from companion.game import Deal, Game
 from companion.layout import TableLayout
-from companion.moves import DRAW, Move
+from companion.moves import DRAW, RECYCLE, Move
 from companion.playalong.explain import Explainer, Explanation
+from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
 
 MOVE, ILLEGAL, CHECK = "move", "illegal", "check"
@@ -70,7 +73,7 @@ class Follower:
 
     def __init__(self, rules: Any, start: Deal | str | TableLayout | Game, *, max_moves: int = 8,
                  max_nodes: int = 4000, fps: float = 30.0, gap_s: float = 6.0, blocked_s: float = 1.5,
-                 lone_s: float = 3.0) -> None:
+                 lone_s: float = 1.0) -> None:
         self.rules = rules
         self.max_moves = max_moves
         self.max_nodes = max_nodes
@@ -88,6 +91,7 @@ class Follower:
         self._prev_frame: Optional[int] = None
         self._skipped = 0  # frames the stream skipped since the last change
         self._gap = True
+        self._unseen_frames = 0  # frames since the last stable layout (or skipped), for the current view
         self.events: list[Event] = []
         self.status = "ok"  # "ok" | "illegal" | "check" | "pending"
         self._last_sig: Optional[tuple] = None
@@ -104,8 +108,11 @@ class Follower:
         self._prev_visible: set[Card] = set()
         #: A view only a guessed hidden draw explains, waiting for the next one (see ``finish``).
         self._pending: Optional[Observation] = None
+        self._pending_gap = False  # whether the waiting view came after a real gap
         #: (frame, reason) of a lone open card lifted, waiting for the next view.
         self._lone: Optional[tuple[int, str]] = None
+        #: Draws recorded right after a blocked view: where a second, unseen draw may hide.
+        self._hidden_points: list[HiddenPoint] = []
         first: Optional[TableLayout] = None
         if isinstance(start, Game):
             self.game = start
@@ -138,12 +145,19 @@ class Follower:
             return self._lone_timed_out(layout.frame) if self._lone is not None else []
         self._last_sig = sig
         skipped, self._skipped = skipped + self._skipped, 0
-        self._gap = self._real_gap(prev, layout.frame, skipped)
+        # a change explained across a waiting view keeps that view's gap (a recycle seen while pending)
+        self._gap = self._real_gap(prev, layout.frame, skipped) or (self._pending is not None and self._pending_gap)
+        self._unseen_frames = max(skipped, layout.frame - prev if prev is not None and prev >= 0 else 0)
         self._last_obs = obs
         try:
             return self._process(obs)
         finally:
             self._prev_visible = obs.visible()
+
+    def tick(self, frame: int) -> list[Event]:
+        """A frame went by without a new stable layout (call it for every frame, it is cheap): a
+        lone card lifted that long ago is reported now, while the person still holds it."""
+        return self._lone_timed_out(frame) if self._lone is not None else []
 
     def _real_gap(self, prev: Optional[int], frame: int, skipped: int) -> bool:
         """Whether the table may have changed out of sight since the previous stable layout."""
@@ -175,12 +189,13 @@ class Follower:
         self._pending = None
         fixed, checks, wrong = self._eye_check(state, obs)
         found = None
+        used = fixed  # the observation the explanation was found for
         if not wrong:
             found = self._explain(state, fixed, max_moves, max_nodes)
             if found is not None and found.guessed and not allow_guess:
                 # one card gone that only a hidden draw could have paired: most often the
                 # first card of a pair being picked up. Wait for the next view to decide.
-                self._pending = obs
+                self._pending, self._pending_gap = obs, self._gap
                 gone = [c for c in _open_cards(state) if c not in obs.visible()]
                 if len(gone) == 1:  # if the card comes back instead, it was lifted alone
                     self._lone = (obs.frame, self._diagnose(state, obs, []))
@@ -191,12 +206,13 @@ class Follower:
                     found = self._explain(state, alt_obs, max_moves, max_nodes)
                     if found is not None:
                         checks = checks + alt_checks
+                        used = alt_obs
                         break
         if found is not None and not allow_guess and _recycle_unseen(state, found):
             # the waste top taken and the pile recycled in one view: the card beneath it was
             # never seen, most often hidden by the hand taking the pair. Wait for the next view
             # (the card shows up: no recycle; the waste stays empty: recycled).
-            self._pending = obs
+            self._pending, self._pending_gap = obs, self._gap
             self.status = "pending"
             return new
         if found is None and not wrong:
@@ -233,6 +249,15 @@ class Follower:
             if key not in self._open_checks:
                 new.append(Event(obs.frame, CHECK, text))
         self._open_checks = open_now
+        if self._hidden_points and not self._gap and any(m.kind == RECYCLE for m in found.moves):
+            # the view was clear: a card turned and recycled at once would have shown. It was
+            # turned earlier, behind a hand, under a card drawn then (after a gap, the hand
+            # may as well have turned it now: the record stays as explained)
+            moved = relocate(self.rules, self.game, found, self._hidden_points,
+                             lambda st: self._explain(st, used, max_moves, max_nodes))
+            if moved is not None:
+                new.append(self._adopt(moved))
+                found = moved.found
         new.extend(self._record(found, obs.frame))
         self.status = "check" if open_now else "ok"
         self.events.extend(new)
@@ -343,6 +368,7 @@ class Follower:
             old = moves[n_before:]
             self.game = game
             self._checkpoints = [c for c in self._checkpoints if c[0] < n_before]
+            self._hidden_points = [p for p in self._hidden_points if p.index < n_before]
             frame = obs.frame
             events = [Event(frame, CHECK, f"revised moves {n_before + 1}-{len(moves)}: "
                                           f"{' '.join(map(str, old))} -> "
@@ -363,6 +389,8 @@ class Follower:
                 game.play(m)
             self.game = game
         for learned, move in found.steps:
+            if move.kind == DRAW and learned and self._gap:
+                self._hidden_points.append(HiddenPoint(len(self.game.moves), frame, self._unseen_frames))
             self.game.play(move)
             text = str(move)
             if learned:
@@ -381,6 +409,18 @@ class Follower:
             events.append(Event(frame, CHECK, "the view was blocked while a stock card was turned and "
                                               f"played: assumed it was {', '.join(map(str, guessed))}"))
         return events
+
+    def _adopt(self, moved: Relocated) -> Event:
+        """Take a record with a missed draw put back at a blocked view (``hidden_draws``)."""
+        at = moved.point
+        self.game = moved.game
+        self._checkpoints.clear()
+        self._hidden_points = [replace(p, index=p.index + moved.draws) if p.index >= at.index else p
+                               for p in self._hidden_points]
+        n = "a draw" if moved.draws == 1 else f"{moved.draws} draws"
+        return Event(self._last_obs.frame if self._last_obs else at.frame, CHECK,
+                     f"the stock ran out early: {n} made while the view was blocked (frame {at.frame}) "
+                     f"went unseen; record corrected (move {at.index + 1})")
 
     # --- the eye or the hand? --------------------------------------------------------------
     def _eye_check(self, state: Any, obs: Observation) -> tuple[Observation, list[tuple], list[str]]:
@@ -521,15 +561,18 @@ class Follower:
 
 
 def _recycle_unseen(state: Any, found: Explanation) -> bool:
-    """A recycle after a move that took a waste top, in one explanation."""
+    """A recycle after a move that took a waste top, in one explanation, and no draw after it
+    (a card drawn from the new pass shows the recycle happened)."""
     tops = {p[-1] for p in state.waste if p}
-    took = False
+    took = recycled = False
     for m in found.moves:
         if m.is_removal and tops & set(m.cards):
             took = True
-        elif m.kind == "recycle" and took:
-            return True
-    return False
+        elif m.kind == RECYCLE and took:
+            recycled = True
+        elif m.kind == DRAW and recycled:
+            return False
+    return recycled
 
 
 def _open_cards(state: Any) -> list[Card]:

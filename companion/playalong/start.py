@@ -62,6 +62,10 @@ class FollowStart:
         self._waiting.append(layout)
         return self._try_start()
 
+    def tick(self, frame: int) -> list[Event]:
+        """A frame without a new stable layout (see ``Follower.tick``)."""
+        return self.follower.tick(frame) if self.follower is not None else []
+
     def finish(self) -> list[Event]:
         """The stream ended: start from what is known if the game never could (the first layout
         that is a deal without waiting for hidden cards), then settle the follower."""

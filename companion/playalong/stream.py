@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from companion.errors import InvalidLayoutError
 from companion.layout import TableLayout, layout_from_json, layout_to_json  # noqa: F401 (re-exported)
@@ -47,12 +47,14 @@ def write_layouts(path: str | Path, layouts: Iterable[TableLayout]) -> None:
 
 
 def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Optional[int] = None,
-                   max_frames: int = 0, fps: Optional[float] = None) -> Iterator[TableLayout]:
+                   max_frames: int = 0, fps: Optional[float] = None,
+                   on_frame: Optional[Callable[[int], Any]] = None) -> Iterator[TableLayout]:
     """Frames of a video / image folder -> recognition -> fusion -> each accepted layout.
 
     The fusion window is one second of frames at ``fps`` (default: the source's own rate, 30
     for a folder of frames), or ``stable`` frames. Each layout's ``extra`` carries ``"fps"`` and
-    ``"skipped"`` (frames fusion could not use since the last change) for the Follower."""
+    ``"skipped"`` (frames fusion could not use since the last change) for the Follower.
+    ``on_frame(index)`` is called for every frame that brings no new layout (``Follower.tick``)."""
     from companion.vision.fusion import LayoutFuser
     from companion.vision.pipeline import LayoutPipeline
     from companion.vision.sources import open_source
@@ -72,6 +74,8 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
                 # the Follower believes hidden draws only after such a gap
                 yield replace(accepted, extra={**(accepted.extra or {}), "skipped": skipped, "fps": rate})
                 skipped = 0
+            elif on_frame is not None:
+                on_frame(i)
             if max_frames and n >= max_frames:
                 break
 

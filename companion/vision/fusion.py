@@ -297,7 +297,10 @@ class LayoutFuser:
                 if a is not None and b is None:  # a pile gone: all of its fanned cards
                     vanished += 1
                     corners += 2 * max(len(pile), 1)
-                # (a new top is a draw: corners of the old one may show or not, nothing vanished)
+                elif a is not None and b is not a:
+                    # a new top is a draw (nothing vanished) or the card beneath a top taken in a
+                    # pair, which may show fewer corners than the top did
+                    corners += 2
         # Baselines from recent frames where nothing vanished: a table may show a lasting
         # anomaly (a card the camera never sees, a loose card) that is no hand.
         now = (n, reading.anomalies, len(reading.unplaced))

@@ -176,7 +176,14 @@ class LayoutPipeline:
         slot_reads: list[list[int]] = [[] for _ in range(n_nodes)]
         for j in np.flatnonzero((ids >= 0) & (second < 0)):
             slot_reads[ids[j]].append(int(j))
-        winner = [max(js, key=lambda j: reads[j].score) if js else -1 for js in slot_reads]
+        # A read of a card also read on another slot (most often a card's second index falling
+        # near the next slot) gives way to a read of a card found nowhere else.
+        nodes_of: dict = {}
+        for node, js in enumerate(slot_reads):
+            for j in js:
+                nodes_of.setdefault(reads[j].card, set()).add(node)
+        winner = [max(js, key=lambda j: (len(nodes_of[reads[j].card]) == 1, reads[j].score)) if js else -1
+                  for js in slot_reads]
         for node, js in enumerate(slot_reads):
             for j in js:
                 if j != winner[node]:  # a weaker read of the same slot: its cards become alternatives

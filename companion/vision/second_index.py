@@ -134,6 +134,9 @@ def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: 
             cand.append(j)
     cand += [j for j in range(len(reads)) if not used[j] and ids[j] < 0]
     for j in cand:
+        if any(k != j and reads[k].card is reads[j].card and np.hypot(*(uv[k] - uv[j] - br_off)) < 0.5
+               for k in range(len(reads))):
+            continue  # its own second index lies down-right of it: a first index (a waste card)
         target = uv[j] - br_off
         d = np.hypot(*(nodes_uv - target).T)
         m = int(np.argmin(d))

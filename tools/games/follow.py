@@ -101,6 +101,8 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
                 start.feed(layout)
             except CompanionError as exc:
                 run.errors.append(f"frame {f}: {exc}")
+        else:
+            start.tick(f)
         t2 = time.perf_counter()
         run.recognise_s += t1 - t0
         run.follow_s += t2 - t1
