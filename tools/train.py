@@ -1,6 +1,7 @@
 """Train the two-stage card recognition model on CPU, export it to ONNX, ship it to ``models/``.
 
-    python tools/train.py --data data/synth_v1 --name v1            # full recipe (resumable)
+    python tools/train.py --data data/synth_v2 --name r2 --det-epochs 4 --det-imgsz 512 --det-batch 8 \
+        --cls-epochs 8 --crops 1 --cls-batch 32 --cls-min-px 12     # the shipped recipe (resumable)
     python tools/train.py --tiny                                     # end-to-end smoke run, < 1 min
 
 Stages (each resumable; a finished stage is skipped, an interrupted one resumes from last.pt):
@@ -12,6 +13,8 @@ Stages (each resumable; a finished stage is skipped, an interrupted one resumes 
 3. ``classifier`` yolov8n-cls names a crop (52 classes), from scratch;
 4. ``export``     both to ONNX (opset 17), ``recognition.json`` and the model card into ``--out``.
 
+The detector and classifier stages run at once, one process and one core each (the classifier's
+log goes to ``<work>/classifier.log``); ``--serial`` runs them one after the other.
 Everything runs offline with one torch thread (tools/ultralytics_env.py). Work folder:
 ``runs/recognition/<name>/`` (git-ignored).
 """
@@ -359,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--tiny", action="store_true", help="end-to-end smoke run on throw-away drawn data")
     p.add_argument("--work", type=Path, help="work folder (default runs/recognition/NAME or .../tiny)")
+    p.add_argument("--serial", action="store_true",
+                   help="train the classifier after the detector (default: both at once, one core each)")
     args = p.parse_args(argv)
 
     from tools import ultralytics_env
@@ -366,8 +371,10 @@ def main(argv: list[str] | None = None) -> int:
     ultralytics_env.setup(threads=args.threads)
     if args.tiny:
         work = (args.work or ultralytics_env.RUNS_DIR / "recognition" / "tiny").resolve()
-        shutil.rmtree(work, ignore_errors=True)
-        data = write_tiny_dataset(work / "data")
+        if "prepare" in args.stages:  # a fresh smoke run; a later stage (the classifier process) reuses it
+            shutil.rmtree(work, ignore_errors=True)
+            write_tiny_dataset(work / "data")
+        data = work / "data"
         args.det_epochs, args.det_imgsz, args.det_batch, args.det_size = 1, 160, 4, "96x128"
         args.cls_epochs, args.cls_imgsz, args.crops = 1, 32, 1
         out = args.out or work / "models"
@@ -408,6 +415,11 @@ def main(argv: list[str] | None = None) -> int:
     if "prepare" in stages:
         timed("prepare", lambda: prepare(data, work, settings, args.crops, seed=0, limit=args.limit,
                                                   val_data=args.val_data and args.val_data.resolve()))
+    classifier_job = None
+    if "detector" in stages and "classifier" in stages and not args.serial:
+        # The two stages share nothing until export: one core each halves the recipe's wall time.
+        classifier_job = start_classifier_process(argv if argv is not None else sys.argv[1:], work)
+        stages.remove("classifier")
     if "detector" in stages:
         timed("detector", lambda: _train(
             "detector", work, args.det_init or detector_yaml(work), data=str(work / "det" / "data.yaml"), epochs=args.det_epochs,
@@ -425,9 +437,25 @@ def main(argv: list[str] | None = None) -> int:
             optimizer="AdamW", lr0=args.cls_lr, cache="ram", warmup_epochs=min(1, args.cls_epochs), val=True,
             **common))
         info["classifier_metrics"] = last_metrics(work / "classifier")
+    if classifier_job is not None:
+        code = classifier_job.wait()
+        info["classifier_metrics"] = last_metrics(work / "classifier")  # export re-reads the times too
+        if code != 0:
+            raise SystemExit(f"classifier stage failed (exit {code}); see {work / 'classifier.log'}")
     if "export" in stages:
         timed("export", lambda: export(work, out, settings, info))
     return 0
+
+
+def start_classifier_process(argv: list[str], work: Path):
+    """The classifier stage of the same recipe in a child process, logging to work/classifier.log."""
+    import subprocess
+
+    args = _without_stages(argv) + ["--stages", "classifier"]
+    log = (work / "classifier.log").open("a")
+    print(f"[classifier] training in a second process (log: {work / 'classifier.log'})")
+    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), *args], stdout=log,
+                            stderr=subprocess.STDOUT, cwd=REPO)
 
 
 if __name__ == "__main__":
