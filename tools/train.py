@@ -1,7 +1,7 @@
 """Train the two-stage card recognition model on CPU, export it to ONNX, ship it to ``models/``.
 
     python tools/train.py --data data/synth_v2 --name r2 --det-epochs 4 --det-imgsz 512 --det-batch 8 \
-        --cls-epochs 8 --crops 1 --cls-batch 32 --cls-min-px 12     # the shipped recipe (resumable)
+        --cls-epochs 8 --crops 1 --cls-batch 32 --cls-min-px 12     # the r2 recipe (resumable, ~95 min)
     python tools/train.py --tiny                                     # end-to-end smoke run, < 1 min
 
 Stages (each resumable; a finished stage is skipped, an interrupted one resumes from last.pt):
