@@ -196,3 +196,18 @@ def test_a_waste_card_below_a_cleared_bottom_slot_is_not_its_second_index():
     layout = LayoutPipeline().read(dets).layout
     assert layout.pyramid[6][2].card is None
     assert str(layout.pyramid[6][1].card) == truth["pyramid_codes"][6][1]
+
+
+def test_a_slot_prefers_the_card_read_nowhere_else():
+    # A steep camera can put the apex card's second index near the slot below-right of it: that
+    # slot then holds two reads. The one naming a card read on no other slot is the slot's card,
+    # even when the stray index scores higher.
+    truth = synth_truth(np.random.default_rng(2))
+    box = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:1:1" and l["which"] != "br")
+    apex = truth["pyramid_codes"][0][0]
+    dets = clean(truth)
+    dets.confidence[:] = 0.9
+    shifted = [box[0] + 2, box[1] + 2, box[2] + 2, box[3] + 2]
+    layout = LayoutPipeline().read(with_det(dets, shifted, apex, 0.99)).layout
+    assert str(layout.pyramid[1][1].card) == truth["pyramid_codes"][1][1]
+    assert str(layout.pyramid[0][0].card) == apex
