@@ -82,15 +82,10 @@ def relocate(rules: Any, game: Game, found: Any, points: Sequence[HiddenPoint],
     for point in sorted(points, key=lambda p: (-p.blocked, -p.index)):
         if point.index >= len(game.moves) or game.moves[point.index].kind != DRAW:
             continue
-        before = Game(rules, deal)
-        try:
-            for m in game.moves[:point.index]:
-                before.play(m)
-        except ValueError:
+        before = game.history[point.index]  # stock and waste hold positions: any deal's state will do
+        if before.pass_number != 1:
             continue
-        if before.state.pass_number != 1:
-            continue
-        j = size - len(before.state.stock)  # stock position the draw at the point turned
+        j = size - len(before.stock)  # stock position the draw at the point turned
         new_stock = stock[:j] + stock[size - k:] + stock[j:size - k]
         trial = Game(rules, Deal(rules, [*head, *new_stock]))
         try:
