@@ -17,7 +17,7 @@ from companion.cards import CARD_CODES  # noqa: E402
 from companion.errors import CompanionError  # noqa: E402
 from companion.vision.detections import Detections  # noqa: E402
 from companion.vision.detector import (  # noqa: E402
-    Detector, ModelFileError, OnnxCardDetector, corner_crop, letterbox, nms,
+    Detector, ModelFileError, OnnxCardDetector, corner_crop, letterbox, nms, zoom_region,
 )
 from companion.vision.model_files import (  # noqa: E402
     CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, RecognitionSettings, default_models_dir,
@@ -180,3 +180,59 @@ def test_detections_json_shape():
     det = Detections(np.array([[1, 2, 3, 4]], np.float32), np.array([CARD_CODES.index("QH")]),
                      np.array([0.97], np.float32))
     assert det.to_json() == [{"card": "QH", "box": [1.0, 2.0, 3.0, 4.0], "score": 0.97}]
+
+
+def test_zoom_region_only_for_small_cards():
+    # corners of ~45 px cards (longer side ~17 px) in a 1280x720 frame: 22 px cards at the input
+    small = np.array([[600 + 30 * i, 300, 612 + 30 * i, 317] for i in range(6)], np.float32)
+    region = zoom_region(small, (720, 1280), (384, 640))
+    assert region is not None
+    x1, y1, x2, y2 = region
+    assert x1 <= 600 - 17 and x2 >= 762 + 17 and y1 <= 300 - 17 and y2 >= 317 + 17  # corners + margin
+    assert abs((x2 - x1) / (y2 - y1) - 640 / 384) < 0.02  # the detector's aspect: no letterbox waste
+    assert min(384 / (y2 - y1), 640 / (x2 - x1)) >= 1.3 * 0.5  # at least 1.3x the first pass
+    # the same table in a 4x bigger frame is just as small at the input
+    assert zoom_region(small * 4, (720 * 4, 1280 * 4), (384, 640)) is not None
+    assert zoom_region(small * 3, (720, 1280), (384, 640)) is None  # ~135 px cards: seen well
+    assert zoom_region(small[:1], (720, 1280), (384, 640)) is None  # one corner: nothing to frame
+
+
+def test_zoom_reads_a_table_far_from_the_camera(detector):
+    # A sample scene shrunk into a bigger frame (a camera farther away): cards ~20 px wide at the
+    # detector's input are mostly missed by one pass; the enlarged second look finds them.
+    path = SAMPLES / "val_s12_000024.jpg"
+    image = cv2.imread(str(path))
+    classes, _ = read_labels(path.with_suffix(".txt"), image.shape[1], image.shape[0])
+    small = cv2.resize(image, None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
+    frame = np.full((720, 1280, 3), 60, np.uint8)
+    frame[200:200 + small.shape[0], 300:300 + small.shape[1]] = small
+    cards = set(classes.tolist())
+
+    def named(zoom: bool) -> int:
+        det = OnnxCardDetector(detector.models_dir, zoom=zoom).detect(frame)
+        return len(cards & set(det[det.confidence >= 0.25].class_id.tolist()))
+
+    once, twice = named(False), named(True)
+    assert twice >= max(2 * once, 0.6 * len(cards)), (once, twice, len(cards))
+
+
+def test_tracking_a_video_looks_only_at_the_zoomed_region(detector):
+    path = SAMPLES / "val_s12_000024.jpg"
+    image = cv2.imread(str(path))
+    small = cv2.resize(image, None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
+    frame = np.full((720, 1280, 3), 60, np.uint8)
+    frame[200:200 + small.shape[0], 300:300 + small.shape[1]] = small
+    tracker = OnnxCardDetector(detector.models_dir, track=True)
+    passes = []
+    inner = tracker._corners_in
+    tracker._corners_in = lambda image: (passes.append(image.shape[:2]), inner(image))[1]
+    first = tracker.detect(frame)
+    assert len(passes) == 2 and passes[0] == (720, 1280)  # whole frame, then the region
+    passes.clear()
+    again = tracker.detect(frame)
+    assert len(passes) == 1 and passes[0] != (720, 1280)  # the region only
+    both, region_only = set(first.class_id.tolist()), set(again.class_id.tolist())
+    assert len(both & region_only) >= 0.9 * len(both), (both, region_only)
+    passes.clear()
+    tracker.detect(np.full((720, 1280, 3), 60, np.uint8))  # the table gone: look at it all again
+    assert (720, 1280) in passes

@@ -1,6 +1,7 @@
 """Time the recognition model on 1280x720 frames with ONNX Runtime: ms per frame, 1 and 2 threads.
 
     python tools/bench_inference.py [--models models] [--images data/synth_v1/val/images] [--runs 30]
+    python tools/bench_inference.py --far 0.4 [--track]     # a far camera: two passes, or tracking
 
 Frames are the given images resized to 1280x720 (default: the committed samples, else noise), so the
 classifier stage sees a realistic number of corners. Prints median and p90 for the whole
@@ -41,12 +42,27 @@ def load_frames(folder: Path | None, count: int) -> list[np.ndarray]:
     return frames
 
 
-def bench(detector, frames: list[np.ndarray], runs: int) -> dict:
+def far_frames(frames: list[np.ndarray], scale: float) -> list[np.ndarray]:
+    """Each frame shrunk by ``scale`` onto a plain 1280x720 frame: the same table seen from farther."""
+    import cv2
+
+    out = []
+    for f in frames:
+        small = cv2.resize(f, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        canvas = np.full((720, 1280, 3), 60, np.uint8)
+        y, x = (720 - small.shape[0]) // 2, (1280 - small.shape[1]) // 2
+        canvas[y:y + small.shape[0], x:x + small.shape[1]] = small
+        out.append(canvas)
+    return out
+
+
+def bench(detector, frames: list[np.ndarray], runs: int, video: bool = False) -> dict:
+    """``video``: each frame 10 runs in a row (a table that stays put), as a tracking detector sees it."""
     for frame in frames[:2]:
         detector.detect(frame)  # warm-up
     total, stage1, corners = [], [], []
     for i in range(runs):
-        frame = frames[i % len(frames)]
+        frame = frames[(i // 10 if video else i) % len(frames)]
         t0 = time.perf_counter()
         detector.find_corners(frame)
         t1 = time.perf_counter()
@@ -79,14 +95,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=10)
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--far", type=float, metavar="SCALE",
+                   help="shrink each frame by SCALE (e.g. 0.4) onto a 1280x720 frame: a far camera")
+    p.add_argument("--track", action="store_true",
+                   help="a video: each frame 10 times in a row, the detector tracking its zoomed region")
     args = p.parse_args(argv)
     from companion.vision.detector import OnnxCardDetector
 
     frames = load_frames(args.images, args.frames)
+    if args.far:
+        frames = far_frames(frames, args.far)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     results = {}
     for n in (int(t) for t in args.threads.split(",")):
-        results[f"{n}_thread"] = bench(OnnxCardDetector(args.models, threads=n), frames, args.runs)
+        detector = OnnxCardDetector(args.models, threads=n, track=args.track)
+        results[f"{n}_thread"] = bench(detector, frames, args.runs, video=args.track)
         print(f"{n} thread(s): {json.dumps(results[f'{n}_thread'])}")
     print(f"frames: {len(frames)} x 1280x720, runs {args.runs}, load average before start {load:.2f} "
           f"(other processes on this 2-core machine inflate the figures)")

@@ -261,13 +261,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--real", type=Path, default=REAL_DEFAULT, help="real photo folder ('' to skip)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--det-conf", type=float, help="corner threshold (default: the model's own)")
+    p.add_argument("--no-zoom", action="store_true", help="one detector pass only (no enlarged second look)")
     p.add_argument("--card", action="store_true", help="write the figures into the model card")
     args = p.parse_args(argv)
 
     from companion.vision.detector import OnnxCardDetector
     from companion.vision.model_files import default_models_dir
 
-    detector = OnnxCardDetector(args.models, threads=args.threads, detector_conf=args.det_conf)
+    detector = OnnxCardDetector(args.models, threads=args.threads, detector_conf=args.det_conf,
+                                zoom=not args.no_zoom)
     summary, real = {}, None
     if args.data:
         summary = evaluate_split(detector, args.data, args.split, args.out, args.limit, args.min_score)

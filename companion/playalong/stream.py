@@ -87,7 +87,7 @@ def default_detector(models: Optional[str] = None) -> Any:
     except ImportError as exc:
         raise CompanionError(f"no recognition model available ({exc})") from None
     try:
-        return OnnxCardDetector(models) if models else OnnxCardDetector()
+        return OnnxCardDetector(models, track=True) if models else OnnxCardDetector(track=True)
     except CompanionError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
