@@ -218,6 +218,14 @@ class Explainer:
             return None
         return self._pick(goals, start)
 
+    def _disorder(self, steps: list[Step]) -> int:
+        """Pairs of removals in the opposite order to the one their cards were last seen in
+        (a move is done when the last of its cards vanished)."""
+        seen = self.obs.last_seen
+        times = [max(seen[c] for c in m.cards) for _, m in steps
+                 if m.kind == REMOVE and m.cards and all(c in seen for c in m.cards)]
+        return sum(1 for i, a in enumerate(times) for b in times[i + 1:] if a > b)
+
     @staticmethod
     def _clear_step(move: Move, path: list[Step], drawn: frozenset) -> bool:
         """Whether ``move`` may follow ``path`` when the table was in view all along."""
@@ -227,8 +235,11 @@ class Explainer:
     def _pick(self, goals: list[tuple[list[Step], Any]], start: Any) -> Explanation:
         distinct: dict[Any, tuple[list[Step], Any]] = {}
         for steps, state in goals:
+            # the same moves in another order: keep the order the cards vanished in
             sig = (frozenset(str(m) for _, m in steps), tuple(c for ls, _ in steps for c in ls))
-            distinct.setdefault(sig, (steps, state))
+            kept = distinct.get(sig)
+            if kept is None or self._disorder(steps) < self._disorder(kept[0]):
+                distinct[sig] = (steps, state)
         options = list(distinct.values())
         available = start.available()
 

@@ -9,7 +9,7 @@ Its ``signature`` is a plain tuple, so "nothing changed" costs one comparison.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Optional
 
 from companion.cards import Card
@@ -47,6 +47,9 @@ class Observation:
     #: face-up card off the pyramid is the stock top: ``waste`` then holds every such card (as
     #: one-card piles) and is compared with {stock top, waste top} as a set.
     loose: bool = False
+    #: The last frame each card was read in, raw frames included (``LayoutFuser``): when one view
+    #: hides several removals, the card that vanished first was taken first.
+    last_seen: dict[Card, int] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def signature(self) -> tuple:
@@ -82,8 +85,10 @@ class Observation:
         return None
 
     def with_pyramid(self, pyramid: tuple[Optional[Card], ...]) -> "Observation":
-        return Observation(pyramid, self.waste, self.cells, self.reserve, self.stock_top,
-                           self.stock_present, self.readings, self.frame)
+        return replace(self, pyramid=pyramid)
+
+    def with_waste(self, waste: tuple[tuple[Card, ...], ...]) -> "Observation":
+        return replace(self, waste=waste)
 
 
 def _stock_top_of(layout: TableLayout) -> Optional[Card]:
@@ -103,6 +108,7 @@ def observe(layout: TableLayout, rules: Rules) -> Observation:
                                  f"{rules.name!r} have {rules.rows}")
     readings = tuple(s for row in layout.pyramid for s in row)
     piles = tuple(tuple(p) for p in layout.waste)
+    last_seen = _last_seen(layout)
     stock_top = _stock_top_of(layout) if rules.stock_playable else None
     if rules.stock_playable and rules.waste_piles == 1 and stock_top is None:
         # the face-up stock top lies off the pyramid too: without a label, compare as a set
@@ -110,7 +116,7 @@ def observe(layout: TableLayout, rules: Rules) -> Observation:
         tops = tuple((c,) for p in piles for c in p)
         return Observation(tuple(s.card for s in readings), tops, _pad(layout.cells, rules.free_cells, None),
                            _pad(layout.reserve, rules.reserve, None), None, bool(layout.stock_present),
-                           readings, layout.frame, loose=True)
+                           readings, layout.frame, loose=True, last_seen=last_seen)
     if len(piles) > rules.waste_piles and all(not p for p in piles[rules.waste_piles:]):
         piles = piles[:rules.waste_piles]
     piles = _pad(piles, rules.waste_piles, ())
@@ -123,7 +129,21 @@ def observe(layout: TableLayout, rules: Rules) -> Observation:
         stock_present=bool(layout.stock_present),
         readings=readings,
         frame=layout.frame,
+        last_seen=last_seen,
     )
+
+
+def _last_seen(layout: TableLayout) -> dict[Card, int]:
+    """``layout.extra["last_seen"]`` ({code: frame}, from the fuser) as cards; bad entries are skipped."""
+    raw = layout.extra.get("last_seen") if layout.extra else None
+    out: dict[Card, int] = {}
+    if isinstance(raw, dict):
+        for code, frame in raw.items():
+            try:
+                out[Card.parse(code) if isinstance(code, str) else code] = int(frame)
+            except (ValueError, TypeError):
+                continue
+    return out
 
 
 def expected_pyramid(state: Any) -> tuple[Optional[Card], ...]:

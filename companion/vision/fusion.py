@@ -26,9 +26,11 @@ Before voting, each frame is cleaned:
   than ``max_anomalies`` signs of trouble beyond the lasting ones (weak reads,
   slots that must hold a card but show none, a card read twice: what a hand's
   edge does to the detector; a card whose index the camera never sees is a
-  hidden slot in every frame, so the fewest of the last ``2 K`` frames is the
-  lasting count) is skipped (it does not enter the window); too few accepted
-  cards seen for ``3 K`` frames in a row is no hand but a table several moves
+  hidden slot in every frame, and a model unsure of a deck reads some cards
+  weakly in every frame, so the median over the last ``2 K`` frames that read
+  nearly as many cards as the best of them is the lasting count) is skipped
+  (it does not enter the window); too few accepted cards seen for ``3 K``
+  frames in a row is no hand but a table several moves
   ahead of the accepted one (the person played on while frames were skipped):
   such frames then vote, or nothing would ever be accepted again;
 * hand cue: a frame where accepted cards vanished (a waste pile left empty
@@ -115,8 +117,8 @@ class LayoutFuser:
         #: cue's baseline.
         self._counts: deque[tuple[int, int, int]] = deque(maxlen=k)
         self._cue_run = 0
-        #: Anomaly counts of the last ``2 k`` frames read (the lasting ones are no hand).
-        self._anomaly_counts: deque[int] = deque(maxlen=2 * k)
+        #: (cards read, anomalies) of the last ``2 k`` frames read (the lasting anomalies are no hand).
+        self._anomaly_counts: deque[tuple[int, int]] = deque(maxlen=2 * k)
         #: The last group of more than ``max_removed`` vanished cards, and for how many frames.
         self._group: frozenset = frozenset()
         self._group_run = 0
@@ -124,6 +126,9 @@ class LayoutFuser:
         self._pending: Optional[tuple] = None
         self._pending_run = 0
         self.skipped = 0
+        #: The last frame each card was read in (skipped frames too): the order cards vanished
+        #: in, for a view that hid several moves (``extra["last_seen"]`` of accepted layouts).
+        self.last_seen: dict = {}
         #: Frames in a row showing too few of the accepted cards (see ``update``).
         self._lost_run = 0
 
@@ -143,17 +148,16 @@ class LayoutFuser:
         self._pending, self._pending_run = None, 0
         self._anomaly_counts.clear()
         self._lost_run = 0
+        self.last_seen.clear()
 
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
         layout = reading.layout if isinstance(reading, FrameReading) else reading
         hidden = reading.hidden if isinstance(reading, FrameReading) else ()
         anomalies = reading.anomalies if isinstance(reading, FrameReading) else 0
         if layout is not None:
-            self._anomaly_counts.append(anomalies)
-        # Anomalies beyond what the table shows lastingly (a card whose index the camera never
-        # sees is a hidden slot in every frame): the fewest of the recent frames.
-        lasting = min(self._anomaly_counts) if len(self._anomaly_counts) >= self.k else 0
-        if layout is None or anomalies > self.max_anomalies + lasting:
+            self._anomaly_counts.append((len(layout.visible_cards()), anomalies))
+            self._note_seen(layout, frame)
+        if layout is None or anomalies > self.max_anomalies + self._lasting_anomalies():
             self.skipped += 1
             return None
         # Too few accepted cards seen: a hand or an arm over the table, unless it lasts ``3 k``
@@ -206,6 +210,30 @@ class LayoutFuser:
         return self.accepted
 
     # --- helpers -------------------------------------------------------------------------------
+    def _note_seen(self, layout: TableLayout, frame: int) -> None:
+        if frame < 0:
+            return
+        for _, _, s in layout.slots():
+            if s.card is not None and s.score >= self.min_score:
+                self.last_seen[s.card] = frame
+        for pile in layout.waste:
+            for c in pile:
+                self.last_seen[c] = frame
+
+    def _lasting_anomalies(self) -> int:
+        """Anomalies the table shows lastingly: the median of the last ``2 k`` frames that read at
+        least 80% as many cards as the best of them. A hand over the table reads fewer cards,
+        hence fewer weak ones, or none at all: such a frame must not make the clear ones look
+        troubled. A move changes the lasting count (cards come into view, read well or badly),
+        so it follows the table within a window. Until a window has been seen, the frames
+        so far stand for the table (a model that reads a deck weakly must still accept the deal
+        before the first move)."""
+        counts = self._anomaly_counts
+        if not counts:
+            return 0
+        most = max(n for n, _ in counts)
+        return int(np.median([a for n, a in counts if n >= 0.8 * most]))
+
     def _recent_agree(self, settled: tuple) -> bool:
         """Most of the newest frames show the change too (the window may hold old frames when
         many were skipped: a table seen again as it was is no change; one misread is not)."""
@@ -267,7 +295,10 @@ class LayoutFuser:
                 out.append(SlotReading(last.card, round(mean, 4), last.alternatives, last.corrected))
                 pos += 1
             rows.append(tuple(out))
-        return replace(base, pyramid=tuple(rows), frame=frame if frame >= 0 else base.frame)
+        extra = dict(base.extra or {})
+        if self.last_seen:
+            extra["last_seen"] = {str(c): f for c, f in self.last_seen.items()}
+        return replace(base, pyramid=tuple(rows), frame=frame if frame >= 0 else base.frame, extra=extra)
 
     def _usable(self, layout: TableLayout) -> bool:
         if self.accepted is None or self.accepted.rows != layout.rows:
