@@ -355,7 +355,8 @@ def test_lone_card_lifted_and_put_back_is_reported_illegal():
     start = layout_of(truth, frame=1)
     assert f.feed(_without(replace(start, frame=7), {lone})) == []
     events = f.feed(replace(start, frame=9))
-    assert [e.kind for e in events] == ["illegal"] and events[0].frame == 7 and str(lone) in events[0].text
+    # said when the card comes back (frame 9), unless the clock said it while held (see below)
+    assert [e.kind for e in events] == ["illegal"] and events[0].frame == 9 and str(lone) in events[0].text
     assert f.moves == ()
 
 
@@ -440,7 +441,7 @@ def test_lone_card_gone_for_long_is_illegal():
     assert f.feed(gone) == [] and f.status == "pending"
     assert f.feed(replace(gone, frame=60)) == []  # one second: still waiting
     events = f.feed(replace(gone, frame=150))  # four seconds at 30 frames/s
-    assert [e.kind for e in events] == ["illegal"] and events[0].frame == 30 and f.moves == ()
+    assert [e.kind for e in events] == ["illegal"] and events[0].frame == 150 and f.moves == ()
 
 
 # --- starting from the first stable view ------------------------------------------------------
@@ -531,3 +532,91 @@ def test_draw_missed_behind_a_hand_is_put_back_when_the_stock_runs_out_early():
     assert "illegal" not in kinds(f)
     # the missed card is named once it comes round again
     assert f.game.deal.stock[4] is truth.deal.stock[4]
+
+
+def _two_open_removals(preset: str):
+    """A deal with two removals open at the start that share no card (either may go first)."""
+    for seed in range(1, 300):
+        rules, truth, f = setup(preset, seed)
+        removals = [m for m in truth.legal_moves() if m.kind == "remove"]
+        for i, a in enumerate(removals):
+            for b in removals[i + 1:]:
+                if not set(a.cards) & set(b.cards):
+                    return rules, truth, f, a, b
+    raise AssertionError("no such deal")
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_blocked_view_records_removals_in_the_order_the_cards_vanished(first):
+    # Both orders explain the table; the fuser's last sighting of each card says which went first.
+    rules, truth, f, a, b = _two_open_removals("classic")
+    order = [a, b] if first == 0 else [b, a]
+    after = truth.apply(order[0]).apply(order[1])
+    last_seen = {str(c): 5 for c in order[0].cards}
+    last_seen.update({str(c): 12 for c in order[1].cards})
+    layout = layout_of(after, frame=20)
+    f.feed(replace(layout, extra={**layout.extra, "last_seen": last_seen}))
+    assert list(map(str, f.moves)) == list(map(str, order))
+
+
+def test_two_misreads_in_a_chain_are_checks_not_a_card_moved():
+    # Slot A read as the card of slot B, and slot B read as a card seen nowhere: once A is
+    # taken as misread, B's card is seen nowhere either, so B is misread too (not "moved").
+    rules, truth, f = setup("classic", 15)
+    layout = layout_of(truth, frame=1)
+    a, b = layout.pyramid[2][0].card, layout.pyramid[1][1].card
+    other = next(c for c in rules.deck_cards() if c not in truth.deal.cards[:28])
+    events = f.feed(misread(misread(layout, 2, 0, b), 1, 1, other))
+    assert [e.kind for e in events] == ["check", "check"], events
+    assert f.status == "check" and f.moves == ()
+    assert not any("taken while still covered" in e.text or "wrong place" in e.text for e in f.events)
+
+
+def _known_stock_follower(seed: int):
+    rules = Rules.preset("classic")
+    deal = Deal.random(rules, random.Random(seed))
+    truth = GameState.initial(rules, deal)
+    follower = Follower(rules, deal)  # the whole deal known: the stock's order too
+    follower.feed(layout_of(truth, frame=0))
+    return rules, truth, follower
+
+
+def test_waste_card_no_draw_can_turn_in_a_clear_view_is_a_check():
+    rules, truth, f = _known_stock_follower(21)
+    deep = truth.stock[5]  # six draws away: a clear view shows each draw on its own
+    layout = layout_of(truth, frame=1)
+    events = f.feed(replace(layout, waste=((deep,),)))
+    assert [e.kind for e in events] == ["check"] and "waste" in events[0].text and str(deep) in events[0].text
+    assert f.moves == ()
+    after = truth.apply(Move.draw())
+    assert [e.kind for e in f.feed(layout_of(after, frame=2))] == ["move"]
+    assert f.moves == (Move.draw(),)
+
+
+def test_draw_read_with_a_suit_of_the_same_colour_is_recorded_with_a_check():
+    for seed in range(30, 200):
+        rules, truth, f = _known_stock_follower(seed)
+        turned = truth.stock[0]
+        twin = next(c for c in rules.deck_cards() if c.rank == turned.rank and c is not turned
+                    and (c.suit in "DH") == (turned.suit in "DH"))
+        if twin not in truth.stock[:3]:  # no quick second draw turns it
+            break
+    after = truth.apply(Move.draw())
+    events = f.feed(replace(layout_of(after, frame=1), waste=((twin,),)))
+    assert sorted(e.kind for e in events) == ["check", "move"], events
+    assert f.moves == (Move.draw(),) and f.state.waste == after.waste
+
+
+def test_lone_card_clock_starts_when_the_camera_last_read_it():
+    # The stable layout without the card comes a fraction of a second after the lift (fusion
+    # needs a quorum of frames); the fuser's last sighting dates the lift itself.
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
+                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
+    gone = _without(layout_of(truth, frame=50), {lone})
+    f.feed(replace(gone, extra={**gone.extra, "last_seen": {str(lone): 29}}))
+    assert f.status == "pending"
+    said = 30 + int(f.lone_s * f.fps) + 1  # one second after the lift, before frame 50 + a second
+    assert said < 50 + f.lone_s * f.fps
+    events = f.tick(said)
+    assert [e.kind for e in events] == ["illegal"] and events[0].frame == said and str(lone) in events[0].text

@@ -109,7 +109,7 @@ class Follower:
         #: A view only a guessed hidden draw explains, waiting for the next one (see ``finish``).
         self._pending: Optional[Observation] = None
         self._pending_gap = False  # whether the waiting view came after a real gap
-        #: (frame, reason) of a lone open card lifted, waiting for the next view.
+        #: (frame lifted, reason) of a lone open card lifted, waiting for the next view.
         self._lone: Optional[tuple[int, str]] = None
         #: Draws recorded right after a blocked view: where a second, unseen draw may hide.
         self._hidden_points: list[HiddenPoint] = []
@@ -198,7 +198,7 @@ class Follower:
                 self._pending, self._pending_gap = obs, self._gap
                 gone = [c for c in _open_cards(state) if c not in obs.visible()]
                 if len(gone) == 1:  # if the card comes back instead, it was lifted alone
-                    self._lone = (obs.frame, self._diagnose(state, obs, []))
+                    self._lone = (self._lifted_at(obs, gone), self._diagnose(state, obs, []))
                 self.status = "pending"
                 return new
             if found is None:
@@ -227,11 +227,13 @@ class Follower:
                 self.events.extend(new)
                 return new
         if found is None:
-            text = self._diagnose(state, obs, wrong)
+            # misread slots are the eye's doing: say what the person did with the cards
+            text = self._diagnose(state, fixed, wrong)
             if lone is None and not wrong and self._first_of_pair(state, obs):
                 # one open card lifted: usually the first card of a pair. Decide on
                 # the next view: the pair completed, or the card put back (then it was illegal).
-                self._lone = (obs.frame, text)
+                seen = obs.visible()
+                self._lone = (self._lifted_at(obs, [c for c in _open_cards(state) if c not in seen]), text)
                 self.status = "pending"
                 return new
             self.status = "illegal"
@@ -242,7 +244,7 @@ class Follower:
             return new
         self._last_illegal = None
         if lone is not None and not found.moves:
-            new.append(Event(lone[0], ILLEGAL, lone[1] + " (the card was put back)"))
+            new.append(Event(obs.frame, ILLEGAL, lone[1] + " (the card was put back)"))
         open_now = set()
         for key, text in checks:
             open_now.add(key)
@@ -286,16 +288,23 @@ class Follower:
         below = {c for p in state.waste for c in p[-2:-1]} | set(state.stock[1:2])
         return card in below or card in state.unseen()
 
+    @staticmethod
+    def _lifted_at(obs: Observation, gone: list[Card]) -> int:
+        """When a lone card was lifted: just after the camera last read it (the fuser's record;
+        a stable layout comes a fraction of a second later), else this view's frame."""
+        seen = [obs.last_seen[c] + 1 for c in gone if c in obs.last_seen]
+        return min([obs.frame] + seen) if obs.frame >= 0 else obs.frame
+
     def _lone_timed_out(self, frame: int) -> list[Event]:
         """A lone card gone for longer than ``lone_s`` was not the first card of a pair."""
         if self._lone is None or frame < 0 or self._lone[0] < 0 or frame - self._lone[0] <= self.lone_s * self.fps:
             return []
-        lifted, text = self._lone
+        _, text = self._lone
         self._lone = None
         self._pending = None
         self.status = "illegal"
         self._last_illegal = text
-        event = Event(lifted, ILLEGAL, text)
+        event = Event(frame, ILLEGAL, text)  # said now, while the person still holds the card
         self.events.append(event)
         return [event]
 
@@ -429,20 +438,30 @@ class Follower:
         Returns the corrected observation, ``((slot, card), text)`` checks, and the
         "wrong place" problems that are the person's doing (a card moved).
         """
-        seen = obs.visible()
         expected = expected_pyramid(state)
         pyramid = list(obs.pyramid)
         checks: list[tuple] = []
-        wrong: list[str] = []
-        for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
-            if got is None or got is exp or exp is None:
-                continue
-            if exp in seen:  # the confirmed card lies elsewhere now: moved by hand, not misread
-                wrong.append(f"{exp} is in the wrong place: it belongs at {slot_name(s)}, which now shows {got}")
-                continue
-            pyramid[s] = exp
-            checks.append(((s, got), f"check {slot_name(s)}: the camera reads {got}"
-                           f"{_score_text(obs, s)}, the game has {exp}{_alt_text(obs, s, exp)}"))
+        fixed_slots: set[int] = set()
+        # Until nothing changes: a slot whose confirmed card is seen nowhere else was misread.
+        # Fixing one can clear another (QC misread as QS, and QS's own slot misread as 2C: once
+        # the first is fixed, QS is seen nowhere else either).
+        changed = True
+        while changed:
+            changed = False
+            seen = obs.with_pyramid(tuple(pyramid)).visible()
+            for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
+                if s in fixed_slots or got is None or got is exp or exp is None or exp in seen:
+                    continue
+                pyramid[s] = exp
+                fixed_slots.add(s)
+                changed = True
+                checks.append(((s, got), f"check {slot_name(s)}: the camera reads {got}"
+                               f"{_score_text(obs, s)}, the game has {exp}{_alt_text(obs, s, exp)}"))
+        seen = obs.with_pyramid(tuple(pyramid)).visible()
+        wrong = [f"{exp} is in the wrong place: it belongs at {slot_name(s)}, which now shows {got}"
+                 for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
+                 if s not in fixed_slots and got is not None and got is not exp and exp is not None
+                 and exp in seen]  # the confirmed card lies elsewhere now: moved by hand
         fixed = obs.with_pyramid(tuple(pyramid)) if checks else obs
         return fixed, checks, wrong
 
@@ -463,6 +482,33 @@ class Follower:
                 text = (f"check {slot_name(s)}: the camera {what}{_score_text(obs, s)}, the game has "
                         f"{exp if exp is not None else 'no card there'}")
                 yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
+        yield from self._doubtful_waste(state, obs)
+
+    def _doubtful_waste(self, state: Any, obs: Observation) -> Iterable[tuple[Observation, list[tuple]]]:
+        """The pyramid as the game has it, the view clear since the last layout, and a waste top
+        that no legal draw can have turned (a stock card whose place is known, too deep for the
+        one or two draws a clear view allows, or a card of the pyramid): the camera misread the
+        waste (a glare, a hand's edge, the stock's back), which is no move. A removed card seen again
+        is not this: that is the person's doing, reported as such."""
+        if (self._gap or obs.loose or obs.pyramid != expected_pyramid(state)
+                or len(obs.waste) != len(state.waste)):
+            return  # after a blocked view, many draws may have turned it: not the eye's doing
+        known = set(state.pyramid) | {c for c in state.stock if c is not None}
+        odd = [c for p in obs.waste for c in p if c not in state.removed and c in known]
+        if not odd:
+            return
+        said = ", ".join(map(str, odd))
+        turned = state.stock[0] if state.stock else None
+        if (turned is not None and self.rules.draw == 1 and len(state.waste) == 1 and len(odd) == 1
+                and obs.waste[0] and obs.waste[0][-1] is odd[0]
+                and turned.rank == odd[0].rank and (turned.suit in "DH") == (odd[0].suit in "DH")):
+            # the card a draw turns but for a suit of the same colour (8S for 8C): that draw, misread
+            yield (obs.with_waste(((turned,),)),
+                   [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {turned}")])
+        waste = tuple(tuple(c for c in pile[-len(seen):] if c is not None) if seen else ()
+                      for pile, seen in zip(state.waste, obs.waste))
+        tops = ", ".join(str(p[-1]) for p in waste if p) or "nothing there"
+        yield obs.with_waste(waste), [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {tops}")]
 
     def _diagnose(self, state: Any, obs: Observation, wrong: list[str]) -> str:
         """Why no legal continuation explains the table, in words."""
