@@ -230,3 +230,82 @@ def test_a_frame_reading_almost_nothing_does_not_hold_back_the_next_change():
     # accepted once a quorum (7) of clear frames after the move agree, not when the hand's frames
     # have left the baseline
     assert len(changes) == 2 and changes[1] <= 27 + 7, changes
+
+
+# --- history helps the eye --------------------------------------------------------------------
+def _table(cards_by_slot: dict, rows: int = 7):
+    """A TableLayout with the given (row, index) -> code cards, the other slots empty."""
+    from companion.cards import Card
+    from companion.layout import SlotReading, TableLayout
+    pyramid = tuple(tuple(SlotReading.known(Card.parse(cards_by_slot[(r, i)])) if (r, i) in cards_by_slot
+                          else SlotReading.empty() for i in range(r + 1)) for r in range(rows))
+    return TableLayout(pyramid, ((),), (), (), stock_present=True)
+
+
+def _full_deal(codes: str):
+    cards = codes.split()
+    return {(r, i): cards[r * (r + 1) // 2 + i] for r in range(7) for i in range(r + 1)}
+
+
+DEAL = ("5C KH 6S 4C 2C JS JH 5H 6C 8D 7H AD 9S KC QD 2H QH TC TD 5S 9D "
+        "AC 2D JD TS 8S QS JC")
+
+
+def test_a_card_read_two_ways_from_frame_to_frame_still_settles():
+    # Clubs and spades confused by the model: one slot reads JC, JS or 9C by turns. A quorum of
+    # frames reads a card there, so the slot settles on the reading most frames agree on.
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    accepted = None
+    for f in range(10):
+        slots = dict(deal)
+        slots[(6, 6)] = ["JC", "JS", "JC", "9C", "JC"][f % 5]
+        accepted = fuser.update(_table(slots), f) or accepted
+    assert accepted is not None
+    slot = accepted.pyramid[6][6]
+    assert str(slot.card) == "JC" and slot.score < 0.7
+    assert {str(c) for c, _ in slot.alternatives} >= {"JC", "JS", "9C"}
+
+
+def test_a_pair_with_a_card_misread_as_another_on_the_table_is_no_doubtful_change():
+    # The accepted deal reads the bottom-row TC as TS, which lies on row 5 too; taking TC+3D
+    # (10 + 3) must count as the pair it is, not as a lone 3D (a doubtful change waits longer).
+    deal = _full_deal(DEAL.replace("JC", "3D").replace("QS", "TS"))
+    deal[(4, 4)] = "TS"
+    deal[(6, 5)] = "TS"
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(_table(deal), f)
+    assert fuser.accepted is not None
+    after = dict(deal)
+    del after[(6, 5)], after[(6, 6)]
+    changes = [f for f in range(10, 30) if fuser.update(_table(after), f) is not None]
+    assert changes and changes[0] <= 10 + 7, changes  # a quorum of frames, no half-window more
+
+
+def test_a_second_index_on_a_cleared_slot_goes_home():
+    # The accepted layout has 5S on row 6 card 5; the card on its bottom-right corner is gone, so
+    # its second index shows near that cleared slot. With its first index missed this frame, the
+    # read belongs to 5S's own slot, not to the cleared one.
+    from companion.cards import Card
+    from companion.vision.card_read import CardRead
+    from companion.vision.lattice import pyramid_nodes
+    from companion.vision.second_index import home_second_indices
+
+    ri, uv = pyramid_nodes(7)
+    node = {tuple(int(x) for x in p): m for m, p in enumerate(ri)}
+    expected = _table({(5, 4): "5S", (6, 4): "8S"})
+    br_off = np.array([0.69, 1.13])
+    at = uv[node[(5, 4)]] + br_off  # 0.2 from row 7 card 6's own place
+    reads = [CardRead(0, Card.parse("5S"), 0.8, uv=tuple(at)),
+             CardRead(1, Card.parse("8S"), 0.9, uv=tuple(uv[node[(6, 4)]]))]
+    winner = [-1] * len(ri)
+    winner[node[(6, 5)]], winner[node[(6, 4)]] = 0, 1
+    used = np.array([True, True])
+    home_second_indices(expected, reads, winner, used, np.array([at, uv[node[(6, 4)]]]), br_off, ri, uv)
+    assert winner[node[(5, 4)]] == 0 and winner[node[(6, 5)]] == -1 and winner[node[(6, 4)]] == 1
+    # a 5S lying anywhere else (a discard pile) is not that index
+    winner = [-1] * len(ri)
+    far = np.array([[6.0, 8.0], uv[node[(6, 4)]]])
+    home_second_indices(expected, reads, winner, np.array([False, True]), far, br_off, ri, uv)
+    assert winner[node[(5, 4)]] == -1

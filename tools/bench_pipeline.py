@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         noises = [Noise.realistic()] * (per - len(hands)) + [Noise(0.08, 0.01, 0.005, 0.3, hands=(h,))
                                                               for h in hands]
         dets = [detections_from_truth(truth, n, rng) for n in noises]
-        pipe, fuser = LayoutPipeline(), LayoutFuser()
+        pipe = LayoutPipeline()
+        fuser = LayoutFuser(pipeline=pipe)
         for f, d in enumerate(dets):
             c0, t0 = time.process_time(), time.perf_counter()
             reading = pipe.read(d, f, (1280, 720))

@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"every move recovered in order: {sum(r['all_in_order'] for r in rows)}/{n}")
     print(f"games with a phantom move: {sum(r['phantom'] > 0 for r in rows)}/{n} "
           f"({sum(r['phantom'] for r in rows)} phantom moves)")
-    print(f"illegal removals reported: {sum(r['illegal_reported'] for r in rows)}/{sum(r['illegal'] for r in rows)}"
+    print(f"illegal removals reported while off the table: {sum(r['illegal_reported'] for r in rows)}/"
+          f"{sum(r['illegal'] for r in rows)} (at all, by the time they were put back: "
+          f"{sum(r.get('illegal_reported_any', 0) for r in rows)})"
           f"; spurious illegal events: {sum(r['spurious_illegal'] for r in rows)}; check events: "
           f"{sum(r['checks'] for r in rows)}")
     print(f"following (fuser + follower): {follow_ms:.2f} ms/frame; recognition (detector + pipeline): "

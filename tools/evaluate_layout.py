@@ -108,7 +108,8 @@ def static_hands(frames: int, seed: int, k: int, rules: Rules, deals: int = 20, 
     for d in range(deals):
         truth = synth_truth(rng, removed=int(rng.integers(1, 15)) if d % 2 else 0)
         noises = [Noise.realistic()] * 30 + hands_over_table(rng, truth, per - 30)
-        pipe, fuser = LayoutPipeline(rules=rules), LayoutFuser(k)
+        pipe = LayoutPipeline(rules=rules)
+        fuser = LayoutFuser(k, pipeline=pipe)
         accepted = []
         for f, noise in enumerate(noises):
             dets = detections_from_truth(truth, noise, rng)

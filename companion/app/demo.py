@@ -314,7 +314,7 @@ class VideoDemoSource:
         self.detector_name = self.recognition
         self._overlay: Any = None
         self._pipeline = LayoutPipeline(None, rules)
-        self._fuser = LayoutFuser.for_fps(self.fps, rules=rules)
+        self._fuser = LayoutFuser.for_fps(self.fps, rules=rules, pipeline=self._pipeline)
         self._frame = -1
         self._image: Any = None
         self.layout: Optional[TableLayout] = None

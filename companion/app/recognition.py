@@ -167,7 +167,7 @@ class LiveRecognizer:
             from companion.vision.pipeline import LayoutPipeline
 
             self._pipeline = LayoutPipeline(self.detector, self.rules)
-            self._fuser = LayoutFuser.for_fps(self.fps, rules=self.rules)
+            self._fuser = LayoutFuser.for_fps(self.fps, rules=self.rules, pipeline=self._pipeline)
         reading = self._pipeline.process(frame.image, frame.index)
         layout = self._fuser.update(reading, frame=frame.index)
         return with_overlay(frame, overlay_of(reading), layout)

@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
             frames = 1
         else:
             fps = getattr(source, "fps", 30.0)
-            fuser = (LayoutFuser(args.stable, rules=rules) if args.stable
-                     else LayoutFuser.for_fps(fps, rules=rules))
+            fuser = (LayoutFuser(args.stable, rules=rules, pipeline=pipe) if args.stable
+                     else LayoutFuser.for_fps(fps, rules=rules, pipeline=pipe))
             reading, frames, last_ok = None, 0, None
             for i, image in source:
                 r = pipe.process(image, frame=i)

@@ -17,7 +17,8 @@ card it turned. A second draw hidden behind the same hand shows only when the st
 out a card early; it is then put back at that blocked view (``hidden_draws``). One open
 card gone (the first card of a pair being picked up) is ``pending`` until the pair
 completes; it is illegal when the card comes back or stays gone longer than ``lone_s``
-(``tick`` tells the follower that frames went by without a new layout).
+after the camera last read it (``tick`` tells the follower that frames went by without a
+new layout).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Follower:
 
     def __init__(self, rules: Any, start: Deal | str | TableLayout | Game, *, max_moves: int = 8,
                  max_nodes: int = 4000, fps: float = 30.0, gap_s: float = 6.0, blocked_s: float = 1.5,
-                 lone_s: float = 1.0) -> None:
+                 lone_s: float = 2.0) -> None:
         self.rules = rules
         self.max_moves = max_moves
         self.max_nodes = max_nodes
@@ -109,7 +110,10 @@ class Follower:
         #: A view only a guessed hidden draw explains, waiting for the next one (see ``finish``).
         self._pending: Optional[Observation] = None
         self._pending_gap = False  # whether the waiting view came after a real gap
-        #: (frame lifted, reason) of a lone open card lifted, waiting for the next view.
+        #: (frame lifted, reason) of a lone open card lifted, waiting for the next view. The clock
+        #: (``lone_s``) runs from the card's last sighting: people lifting a pair one card at a
+        #: time take up to about two seconds between the two (1 s from the last sighting doubled
+        #: the false warnings on the rendered games), a card lifted alone is back in 2-3 s.
         self._lone: Optional[tuple[int, str]] = None
         #: Draws recorded right after a blocked view: where a second, unseen draw may hide.
         self._hidden_points: list[HiddenPoint] = []
@@ -291,7 +295,7 @@ class Follower:
     @staticmethod
     def _lifted_at(obs: Observation, gone: list[Card]) -> int:
         """When a lone card was lifted: just after the camera last read it (the fuser's record;
-        a stable layout comes a fraction of a second later), else this view's frame."""
+        the stable view without it comes a second or so later), else this view's frame."""
         seen = [obs.last_seen[c] + 1 for c in gone if c in obs.last_seen]
         return min([obs.frame] + seen) if obs.frame >= 0 else obs.frame
 

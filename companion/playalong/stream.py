@@ -62,7 +62,8 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
     src = open_source(source)  # a bad path fails before the model loads
     rate = float(fps or getattr(src, "fps", 0) or 30.0)
     pipe = LayoutPipeline(detector if detector is not None else default_detector(), rules)
-    fuser = LayoutFuser(stable, rules=rules) if stable else LayoutFuser.for_fps(rate, rules=rules)
+    fuser = (LayoutFuser(stable, rules=rules, pipeline=pipe) if stable
+             else LayoutFuser.for_fps(rate, rules=rules, pipeline=pipe))
     skipped = 0
     with src:
         for n, (i, image) in enumerate(src, 1):

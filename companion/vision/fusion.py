@@ -77,7 +77,7 @@ import numpy as np
 
 from companion.layout import SlotReading, TableLayout
 from companion.rules import Rules
-from companion.vision.pipeline import FrameReading
+from companion.vision.pipeline import FrameReading, LayoutPipeline
 
 #: Frames in the voting window, and the agreeing frames a value needs (see the module docstring).
 DEFAULT_K = 30
@@ -97,7 +97,7 @@ class LayoutFuser:
 
     def __init__(self, k: int = DEFAULT_K, quorum: Optional[int] = None, *, min_seen: float = 0.6,
                  min_score: float = 0.3, max_anomalies: int = 1, max_removed: int = 2,
-                 rules: Optional[Rules] = None) -> None:
+                 rules: Optional[Rules] = None, pipeline: Optional[LayoutPipeline] = None) -> None:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k!r}")
         self.k = k
@@ -111,6 +111,9 @@ class LayoutFuser:
         self.max_removed = max_removed
         #: Card values and the pair sum (``_doubtful``); default: a 52-card deck, pairs make 13.
         self.rules = rules if rules is not None else Rules()
+        #: The pipeline reading the frames, if given: it learns each accepted layout (where every
+        #: card lies), which places reads only a card's second index explains.
+        self.pipeline = pipeline
         self.accepted: Optional[TableLayout] = None
         self._window: deque[TableLayout] = deque(maxlen=k)
         #: (reads, anomalies, unplaced reads) of recent frames where nothing vanished: the hand
@@ -141,6 +144,8 @@ class LayoutFuser:
 
     def reset(self) -> None:
         self.accepted = None
+        if self.pipeline is not None:
+            self.pipeline.expected = None
         self._window.clear()
         self._counts.clear()
         self._cue_run = 0
@@ -207,6 +212,8 @@ class LayoutFuser:
                 return None
         self._pending, self._pending_run = None, 0
         self.accepted = self._build(settled, frame)
+        if self.pipeline is not None:
+            self.pipeline.expected = self.accepted
         return self.accepted
 
     # --- helpers -------------------------------------------------------------------------------
@@ -254,11 +261,14 @@ class LayoutFuser:
         new_slots, (tops, cells, reserve) = settled[:-1], settled[-1]
         if len(new_slots) != len(slots):
             return False
-        old_cards = [c for c in slots if c is not None] + [c for c in acc.cells + acc.reserve if c is not None]
-        new_cards = {c for c in new_slots if c is not None} | {c for c in cells + reserve if c is not None}
-        if new_cards - set(old_cards):
-            return False
-        gone = [c for c in old_cards if c not in new_cards]
+        # Slot by slot: a card misread twice (its own and another slot) must not hide its removal.
+        old_side = [c for c in acc.cells + acc.reserve if c is not None]
+        new_side = {c for c in cells + reserve if c is not None}
+        if (any(a is None and b is not None for a, b in zip(slots, new_slots))
+                or new_side - set(old_side) - set(slots)):
+            return False  # a card appearing
+        gone = [a for a, b in zip(slots, new_slots) if a is not None and b is None and a not in new_side]
+        gone += [c for c in old_side if c not in new_side and c not in new_slots]
         for a, b in zip(acc.waste_tops(), tops):
             if a is not None and b is not a:
                 if b is not None and not gone:
@@ -270,15 +280,40 @@ class LayoutFuser:
                     or (len(gone) == 2 and self.rules.pairs(*gone)))
 
     def _settled(self) -> Optional[tuple]:
+        """Each position's value held by a quorum of the window, or None while one has none.
+
+        A pyramid slot votes in two steps: card or no card (the only change a slot sees in a
+        game: its card taken), then which card, by plurality of the frames that read one, the
+        accepted card kept while it holds a third of them. A model unsure of a deck's clubs and
+        spades reads one card two or three ways from frame to frame; a quorum of any one reading
+        would never come. The waste tops, cells and reserve vote as one exact value."""
         if len(self._window) < self.quorum:
             return None
-        keys = [_key(l) for l in self._window]
+        keys = [k for k in (_key(l) for l in self._window) if len(k) == len(_key(self._window[-1]))]
+        accepted = _key(self.accepted) if self.accepted is not None else None
         out = []
         for pos in range(len(keys[-1])):
-            value, count = Counter(k[pos] for k in keys if len(k) == len(keys[-1])).most_common(1)[0]
-            if count < self.quorum:
+            values = [k[pos] for k in keys]
+            if pos == len(keys[-1]) - 1:  # the extras
+                value, count = Counter(values).most_common(1)[0]
+                if count < self.quorum:
+                    return None
+                out.append(value)
+                continue
+            cards = Counter(v for v in values if v is not None)
+            occupied = sum(cards.values())
+            if len(values) - occupied >= self.quorum:
+                out.append(None)
+                continue
+            if occupied < self.quorum:
                 return None
-            out.append(value)
+            old = accepted[pos] if accepted is not None and len(accepted) == len(keys[-1]) else None
+            if old is not None and 3 * cards.get(old, 0) >= occupied:
+                out.append(old)
+            else:
+                top = max(cards.values())
+                # ties: the reading of the newest frame among them
+                out.append(next(v for v in reversed(values) if v is not None and cards[v] == top))
         return tuple(out)
 
     def _build(self, settled: tuple, frame: int) -> TableLayout:
@@ -292,7 +327,21 @@ class LayoutFuser:
                 agree = [l.pyramid[r][i] for l in window if l.pyramid[r][i].card is settled[pos]]
                 last = agree[-1]
                 mean = sum(s.score for s in agree) / len(agree)
-                out.append(SlotReading(last.card, round(mean, 4), last.alternatives, last.corrected))
+                if last.card is None:
+                    out.append(SlotReading(last.card, round(mean, 4), last.alternatives, last.corrected))
+                    pos += 1
+                    continue
+                # a card read other ways in some frames: its score is its share of the frames that
+                # read a card, and the other readings become alternatives with theirs
+                others = Counter(l.pyramid[r][i].card for l in window if l.pyramid[r][i].card is not None)
+                occupied = sum(others.values())
+                score = round(mean * len(agree) / occupied, 4)
+                alts = {c: a for c, a in last.alternatives if c is not last.card}
+                for c, n in others.items():
+                    if c is not last.card:
+                        alts[c] = max(alts.get(c, 0.0), round(n / occupied, 4))
+                best = ((last.card, score),) + tuple(sorted(alts.items(), key=lambda a: -a[1])[:2])
+                out.append(SlotReading(last.card, score, best, last.corrected))
                 pos += 1
             rows.append(tuple(out))
         extra = dict(base.extra or {})

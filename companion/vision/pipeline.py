@@ -51,7 +51,8 @@ from companion.vision.detections import Detections
 from companion.vision.card_read import CardRead, dedupe_cards  # noqa: F401 (re-exported)
 from companion.vision.outside import outside_places
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
-                                           cross_second_indices, maybe_second, place_orphans,
+                                           cross_second_indices, home_second_indices, maybe_second,
+                                           place_orphans,
                                            same_card_pairs, second_indices)
 from companion.vision.slots import (LatticeFit, assign_points, convincing, covering, fit_pyramid, in_area,
                                     place_with, pyramid_nodes, same_place, violations)
@@ -103,10 +104,14 @@ class LayoutPipeline:
         #: A searched fit contradicting the prior, and in how many frames in a row it was found.
         self._candidate: Optional[tuple[np.ndarray, int]] = None
         self._deck = set(rules.deck_cards())
+        #: The layout accepted so far (``LayoutFuser`` keeps it up to date when given this
+        #: pipeline): where each card lies, for reads only its second index explains.
+        self.expected: Optional[TableLayout] = None
 
     def reset(self) -> None:
         self._prior = None
         self._candidate = None
+        self.expected = None
 
     def process(self, image_bgr: np.ndarray, frame: int = -1) -> FrameReading:
         if self.detector is None:
@@ -209,6 +214,8 @@ class LayoutPipeline:
         used[[j for j in winner if j >= 0]] = True
         used[second >= 0] = True
         place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov)
+        if self.expected is not None and self.expected.rows == rules.rows:
+            home_second_indices(self.expected, reads, winner, used, uv, br_off, nodes_ri, nodes_uv)
         # A read of a card on the pyramid lying near where that card's second index lies is that
         # index (a little off the frame's offset), not a card on the waste below the pyramid.
         node_of_card = {reads[w].card: m for m, w in enumerate(winner) if w >= 0}

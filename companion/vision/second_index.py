@@ -155,6 +155,27 @@ def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: 
         placed.add(card)
 
 
+def home_second_indices(expected, reads: list[CardRead], winner: list[int], used: np.ndarray,
+                        uv: np.ndarray, br_off: np.ndarray, nodes_ri, nodes_uv: np.ndarray,
+                        tol: float = 0.45) -> None:
+    """A card the accepted layout (``expected``) holds on slot A, whose first index this frame
+    missed, read where its second index lies: A's card. Cards never move between slots; once the
+    card on A's bottom-right corner is gone, A's second index lies close to that cleared slot
+    (rows dealt a little apart) or below the pyramid, where it passed for a card of its own."""
+    node_of = {(int(r), int(i)): m for m, (r, i) in enumerate(nodes_ri)}
+    home = {s.card: node_of[(r, i)] for r, i, s in expected.slots()
+            if s.card is not None and (r, i) in node_of}
+    for j, rd in enumerate(reads):
+        a = home.get(rd.card)
+        if a is None or winner[a] >= 0 or np.hypot(*(uv[j] - nodes_uv[a] - br_off)) >= tol:
+            continue
+        for b, w in enumerate(winner):
+            if w == j:
+                winner[b] = -1
+        winner[a] = j
+        used[j] = True
+
+
 def same_card_pairs(dets: Detections, centers: np.ndarray) -> np.ndarray:
     """Image points of every two reads of one card, (P, 2, 2)."""
     out = []

@@ -70,8 +70,8 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     size = tuple(truth["size"])
     fps = float(truth.get("fps") or 30.0)
     pipeline = LayoutPipeline(None, rules)
-    fuser = (LayoutFuser(k, max(2, -(-2 * k // 3)), rules=rules) if k
-             else LayoutFuser.for_fps(fps, rules=rules))
+    fuser = (LayoutFuser(k, max(2, -(-2 * k // 3)), rules=rules, pipeline=pipeline) if k
+             else LayoutFuser.for_fps(fps, rules=rules, pipeline=pipeline))
     skipped = 0
     start = FollowStart(rules, truth["deal"] if known_deal else None, fps=fps)
     rng = np.random.default_rng([seed, truth["seed"]])
@@ -125,11 +125,13 @@ def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
             extra.remove(m)
     slack = slack if slack is not None else int(truth.get("hold", 12)) * 3
     illegal_frames = [e.frame for e in run.events if e.kind == "illegal"]
-    reported = 0
+    reported = reported_any = 0
     for ill in truth["illegal"]:  # reported while the cards are off the table (not when put back)
         a, b = ill.get("off_frames", ill["frames"])
         if any(a <= f <= b for f in illegal_frames):
             reported += 1
+        if any(ill["frames"][0] <= f <= ill["frames"][1] + slack for f in illegal_frames):
+            reported_any += 1  # ... or when put back, at the latest a few seconds later
     spurious = sum(1 for f in illegal_frames
                    if not any(i["frames"][0] <= f <= i["frames"][1] + slack for i in truth["illegal"]))
     k = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
@@ -144,7 +146,7 @@ def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
         left = sum(c is not None for c in state.pyramid)
     return {"name": truth.get("name", ""), "moves": len(want), "first_wrong": first_wrong, "pyramid_left": left, "recorded": len(got), "all_in_order": got == want,
             "phantom": len(extra), "phantom_moves": extra[:5], "illegal": len(truth["illegal"]),
-            "illegal_reported": reported, "spurious_illegal": spurious,
+            "illegal_reported": reported, "illegal_reported_any": reported_any, "spurious_illegal": spurious,
             "checks": sum(1 for e in run.events if e.kind == "check"), "frames": run.frames,
             "recognise_ms": 1000 * run.recognise_s / max(1, run.frames),
             "follow_ms": 1000 * run.follow_s / max(1, run.frames), "errors": run.errors[:3]}
