@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.detector in ("auto", "onnx"):
         try:
             from companion.vision.detector import load_detector
-            detector = load_detector(track=True)
+            detector = load_detector()
         except Exception as exc:  # no model shipped: say so, use the fake
             if args.detector == "onnx":
                 print(f"error: no ONNX detector: {exc}", file=sys.stderr)

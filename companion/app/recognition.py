@@ -34,7 +34,7 @@ def shipped_detector() -> tuple[Any, str]:
         return None, f"no recognition model ({exc.name or exc} not installed)"
     folder = default_models_dir()
     try:
-        detector = load_detector(track=True)  # live frames and the demo video: a stream
+        detector = load_detector()
     except Exception as exc:  # noqa: BLE001 - a missing or broken model falls back, with the reason
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         what = "no model" if "lacks" in first or "does not exist" in first else "model not loadable"

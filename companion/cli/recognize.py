@@ -42,7 +42,7 @@ def _detector(args: argparse.Namespace):
     except ImportError as exc:
         raise CompanionError(f"no recognition model available ({exc})") from None
     try:
-        return OnnxCardDetector(args.models, track=True) if args.models else OnnxCardDetector(track=True)
+        return OnnxCardDetector(args.models) if args.models else OnnxCardDetector()
     except CompanionError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:

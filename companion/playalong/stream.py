@@ -88,7 +88,7 @@ def default_detector(models: Optional[str] = None) -> Any:
     except ImportError as exc:
         raise CompanionError(f"no recognition model available ({exc})") from None
     try:
-        return OnnxCardDetector(models, track=True) if models else OnnxCardDetector(track=True)
+        return OnnxCardDetector(models) if models else OnnxCardDetector()
     except CompanionError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:

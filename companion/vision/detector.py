@@ -151,6 +151,8 @@ class OnnxCardDetector:
     ``detector_conf``: corner threshold (default: the one saved in recognition.json);
     ``zoom``: look again, enlarged, at a table whose cards are small in the frame (see ``find_corners``);
     ``track``: the frames are a video: keep looking at the enlarged region (one pass, not two).
+    Off by default everywhere: a card put down outside the region (the first card turned onto an
+    empty waste) goes unseen until the next whole-frame look, which cost the bundled demo a draw.
     """
 
     def __init__(self, models_dir: str | os.PathLike | None = None, threads: int = 1,
