@@ -33,11 +33,10 @@ from companion.layout import TableLayout
 from companion.moves import DRAW, RECYCLE, Move
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
+from companion.playalong.misreads import diagnose, doubtful_readings, eye_check, open_cards
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
 
 MOVE, ILLEGAL, CHECK = "move", "illegal", "check"
-#: Below this score an empty/occupied reading is doubted before a move is called illegal.
-LOW_SCORE = 0.6
 
 
 @dataclass(frozen=True)
@@ -191,7 +190,7 @@ class Follower:
         new: list[Event] = []
         lone, self._lone = self._lone, None
         self._pending = None
-        fixed, checks, wrong = self._eye_check(state, obs)
+        fixed, checks, wrong = eye_check(state, obs)
         found = None
         used = fixed  # the observation the explanation was found for
         if not wrong:
@@ -200,13 +199,13 @@ class Follower:
                 # one card gone that only a hidden draw could have paired: most often the
                 # first card of a pair being picked up. Wait for the next view to decide.
                 self._pending, self._pending_gap = obs, self._gap
-                gone = [c for c in _open_cards(state) if c not in obs.visible()]
+                gone = [c for c in open_cards(state) if c not in obs.visible()]
                 if len(gone) == 1:  # if the card comes back instead, it was lifted alone
-                    self._lone = (self._lifted_at(obs, gone), self._diagnose(state, obs, []))
+                    self._lone = (self._lifted_at(obs, gone), diagnose(state, obs, [], self.game.moves, self.max_moves))
                 self.status = "pending"
                 return new
             if found is None:
-                for alt_obs, alt_checks in self._doubtful_readings(state, fixed):
+                for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, clear_view=not self._gap):
                     found = self._explain(state, alt_obs, max_moves, max_nodes)
                     if found is not None:
                         checks = checks + alt_checks
@@ -232,12 +231,12 @@ class Follower:
                 return new
         if found is None:
             # misread slots are the eye's doing: say what the person did with the cards
-            text = self._diagnose(state, fixed, wrong)
+            text = diagnose(state, fixed, wrong, self.game.moves, self.max_moves)
             if lone is None and not wrong and self._first_of_pair(state, obs):
                 # one open card lifted: usually the first card of a pair. Decide on
                 # the next view: the pair completed, or the card put back (then it was illegal).
                 seen = obs.visible()
-                self._lone = (self._lifted_at(obs, [c for c in _open_cards(state) if c not in seen]), text)
+                self._lone = (self._lifted_at(obs, [c for c in open_cards(state) if c not in seen]), text)
                 self.status = "pending"
                 return new
             self.status = "illegal"
@@ -273,16 +272,16 @@ class Follower:
         """One open card gone and nothing else changed but the card it uncovered (the waste or
         stock card beneath it): what lifting the first card of a pair looks like."""
         seen = obs.visible()
-        open_cards = set(_open_cards(state))
+        open_now = set(open_cards(state))
         if self.rules.stock_playable and state.stock and state.stock[0] is not None:
-            open_cards.add(state.stock[0])
-        gone = [c for c in open_cards if c not in seen]
+            open_now.add(state.stock[0])
+        gone = [c for c in open_now if c not in seen]
         if len(gone) != 1 or self.rules.is_king(gone[0]) or gone[0] not in state.available():
             return False
         if not any(self.rules.pairs(gone[0], c) for c in state.available() if c is not gone[0]):
             return False  # nothing open pairs with it: lifting it is illegal at once
         placed = {c for c in state.pyramid if c is not None}
-        new = seen - open_cards - placed
+        new = seen - open_now - placed
         if not new:
             return True
         if gone[0] in placed or len(new) > 1:
@@ -436,120 +435,6 @@ class Follower:
                      f"went unseen; record corrected (move {at.index + 1})")
 
     # --- the eye or the hand? --------------------------------------------------------------
-    def _eye_check(self, state: Any, obs: Observation) -> tuple[Observation, list[tuple], list[str]]:
-        """Correct slots that read a different card than the confirmed one (misreads).
-
-        Returns the corrected observation, ``((slot, card), text)`` checks, and the
-        "wrong place" problems that are the person's doing (a card moved).
-        """
-        expected = expected_pyramid(state)
-        pyramid = list(obs.pyramid)
-        checks: list[tuple] = []
-        fixed_slots: set[int] = set()
-        # Until nothing changes: a slot whose confirmed card is seen nowhere else was misread.
-        # Fixing one can clear another (QC misread as QS, and QS's own slot misread as 2C: once
-        # the first is fixed, QS is seen nowhere else either).
-        changed = True
-        while changed:
-            changed = False
-            seen = obs.with_pyramid(tuple(pyramid)).visible()
-            for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
-                if s in fixed_slots or got is None or got is exp or exp is None or exp in seen:
-                    continue
-                pyramid[s] = exp
-                fixed_slots.add(s)
-                changed = True
-                checks.append(((s, got), f"check {slot_name(s)}: the camera reads {got}"
-                               f"{_score_text(obs, s)}, the game has {exp}{_alt_text(obs, s, exp)}"))
-        seen = obs.with_pyramid(tuple(pyramid)).visible()
-        wrong = [f"{exp} is in the wrong place: it belongs at {slot_name(s)}, which now shows {got}"
-                 for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
-                 if s not in fixed_slots and got is not None and got is not exp and exp is not None
-                 and exp in seen]  # the confirmed card lies elsewhere now: moved by hand
-        fixed = obs.with_pyramid(tuple(pyramid)) if checks else obs
-        return fixed, checks, wrong
-
-    def _doubtful_readings(self, state: Any, obs: Observation) -> Iterable[tuple[Observation, list[tuple]]]:
-        """Observations with one doubtful slot read the way the game expects it."""
-        expected = expected_pyramid(state)
-        for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
-            if exp is got:
-                continue
-            reading = obs.readings[s] if s < len(obs.readings) else None
-            if reading is None:
-                continue
-            alts = {c for c, p in reading.alternatives if p >= 0.1}
-            if reading.score < LOW_SCORE or (exp is not None and exp in alts):
-                pyramid = list(obs.pyramid)
-                pyramid[s] = exp
-                what = f"reads {got}" if got is not None else "sees no card"
-                text = (f"check {slot_name(s)}: the camera {what}{_score_text(obs, s)}, the game has "
-                        f"{exp if exp is not None else 'no card there'}")
-                yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
-        yield from self._doubtful_waste(state, obs)
-
-    def _doubtful_waste(self, state: Any, obs: Observation) -> Iterable[tuple[Observation, list[tuple]]]:
-        """The pyramid as the game has it, the view clear since the last layout, and a waste top
-        that no legal draw can have turned (a stock card whose place is known, too deep for the
-        one or two draws a clear view allows, or a card of the pyramid): the camera misread the
-        waste (a glare, a hand's edge, the stock's back), which is no move. A removed card seen again
-        is not this: that is the person's doing, reported as such."""
-        if (self._gap or obs.loose or obs.pyramid != expected_pyramid(state)
-                or len(obs.waste) != len(state.waste)):
-            return  # after a blocked view, many draws may have turned it: not the eye's doing
-        known = set(state.pyramid) | {c for c in state.stock if c is not None}
-        odd = [c for p in obs.waste for c in p if c not in state.removed and c in known]
-        if not odd:
-            return
-        said = ", ".join(map(str, odd))
-        turned = state.stock[0] if state.stock else None
-        if (turned is not None and self.rules.draw == 1 and len(state.waste) == 1 and len(odd) == 1
-                and obs.waste[0] and obs.waste[0][-1] is odd[0]
-                and turned.rank == odd[0].rank and (turned.suit in "DH") == (odd[0].suit in "DH")):
-            # the card a draw turns but for a suit of the same colour (8S for 8C): that draw, misread
-            yield (obs.with_waste(((turned,),)),
-                   [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {turned}")])
-        waste = tuple(tuple(c for c in pile[-len(seen):] if c is not None) if seen else ()
-                      for pile, seen in zip(state.waste, obs.waste))
-        tops = ", ".join(str(p[-1]) for p in waste if p) or "nothing there"
-        yield obs.with_waste(waste), [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {tops}")]
-
-    def _diagnose(self, state: Any, obs: Observation, wrong: list[str]) -> str:
-        """Why no legal continuation explains the table, in words."""
-        seen = obs.visible()
-        problems = list(wrong)
-        removed = state.removed
-        history = self.game.moves
-        for c in sorted(seen & removed, key=lambda c: c.index):
-            when = next((i + 1 for i, m in enumerate(history) if c in m.cards), None)
-            problems.append(f"{c} reappears at {obs.where(c)}" +
-                            (f" (removed by move {when}, {history[when - 1]})" if when else ""))
-        expected = expected_pyramid(state)
-        for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
-            if exp is None and got is not None and got not in removed:
-                problems.append(f"{got} is in the wrong place: {slot_name(s)} is empty in the game")
-        if problems:
-            return "; ".join(problems)
-        covered = [c for s, c in enumerate(state.pyramid)
-                   if c is not None and c not in seen and not state.exposed_mask >> s & 1]
-        if covered:
-            return "; ".join(f"{_where(state, c)}: taken while still covered" for c in covered)
-        vanished = [c for c in _open_cards(state) if c not in seen]
-        vanished.sort(key=lambda c: (-c.rank, c.suit))
-        if 1 <= len(vanished) <= 2:
-            move = Move.remove(*vanished)
-            why = state.why_illegal(move)
-            if why:
-                return why if why.startswith(str(move)) else f"{move}: {why}"
-        if vanished:
-            return (f"{', '.join(map(str, vanished))} gone: no legal sequence of up to "
-                    f"{self.max_moves} moves explains it")
-        new_cards = [c for c in seen if c in state.unseen()]
-        if new_cards:
-            return (f"{', '.join(map(str, new_cards))} turned up on the table, but no legal draw "
-                    f"explains it" + (" (the stock is used up)" if not state.stock else ""))
-        return "the table does not match any legal continuation of the game"
-
     # --- the person's word ----------------------------------------------------------------
     def override(self, moves: Iterable[Move | str] | None = None) -> list[Event]:
         """The person says what happened.
@@ -623,35 +508,3 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
         elif m.kind == DRAW and recycled:
             return False
     return recycled
-
-
-def _open_cards(state: Any) -> list[Card]:
-    """Cards a person sees face up in ``state`` outside face-down rows."""
-    cards = [c for c in expected_pyramid(state) if c is not None]
-    cards += [p[-1] for p in state.waste if p and p[-1] is not None]
-    cards += [c for c in state.cells if c is not None]
-    cards += [c for c in state.reserve if c is not None]
-    return cards
-
-
-def _where(state: Any, card: Card) -> str:
-    """``"QH is covered by 7C and 2D"`` from the engine when it says so, else the card."""
-    try:
-        from companion.game.reasons import where
-        return where(state, card) or str(card)
-    except (ImportError, AttributeError):
-        return str(card)
-
-
-def _score_text(obs: Observation, s: int) -> str:
-    if s < len(obs.readings):
-        return f" ({obs.readings[s].score:.0%})"
-    return ""
-
-
-def _alt_text(obs: Observation, s: int, card: Card) -> str:
-    if s < len(obs.readings):
-        for c, p in obs.readings[s].alternatives[1:]:
-            if c is card:
-                return f" (the camera's runner-up reading, {p:.0%})"
-    return ""

@@ -1,0 +1,164 @@
+"""The table against the record: what the eye misread, and what the person did, in words.
+
+``eye_check`` takes slots read as another card than the confirmed one for misreads (unless the
+confirmed card lies elsewhere: moved by hand); ``doubtful_readings`` offers observations with one
+weak slot, or the waste, read the way the game expects; ``diagnose`` says why no legal
+continuation explains a table. Used by :class:`companion.playalong.Follower`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from companion.cards import Card
+from companion.moves import Move
+from companion.playalong.view import Observation, expected_pyramid, slot_name
+
+#: Below this score an empty/occupied reading is doubted before a move is called illegal.
+LOW_SCORE = 0.6
+
+
+def eye_check(state: Any, obs: Observation) -> tuple[Observation, list[tuple], list[str]]:
+    """Correct slots that read a different card than the confirmed one (misreads).
+
+    Returns the corrected observation, ``((slot, card), text)`` checks, and the
+    "wrong place" problems that are the person's doing (a card moved).
+    """
+    expected = expected_pyramid(state)
+    pyramid = list(obs.pyramid)
+    checks: list[tuple] = []
+    fixed_slots: set[int] = set()
+    # Until nothing changes: a slot whose confirmed card is seen nowhere else was misread.
+    # Fixing one can clear another (QC misread as QS, and QS's own slot misread as 2C: once
+    # the first is fixed, QS is seen nowhere else either).
+    changed = True
+    while changed:
+        changed = False
+        seen = obs.with_pyramid(tuple(pyramid)).visible()
+        for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
+            if s in fixed_slots or got is None or got is exp or exp is None or exp in seen:
+                continue
+            pyramid[s] = exp
+            fixed_slots.add(s)
+            changed = True
+            checks.append(((s, got), f"check {slot_name(s)}: the camera reads {got}"
+                           f"{score_text(obs, s)}, the game has {exp}{alt_text(obs, s, exp)}"))
+    seen = obs.with_pyramid(tuple(pyramid)).visible()
+    wrong = [f"{exp} is in the wrong place: it belongs at {slot_name(s)}, which now shows {got}"
+             for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
+             if s not in fixed_slots and got is not None and got is not exp and exp is not None
+             and exp in seen]  # the confirmed card lies elsewhere now: moved by hand
+    fixed = obs.with_pyramid(tuple(pyramid)) if checks else obs
+    return fixed, checks, wrong
+
+def doubtful_readings(state: Any, obs: Observation, rules: Any, clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
+    """Observations with one doubtful slot read the way the game expects it."""
+    expected = expected_pyramid(state)
+    for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
+        if exp is got:
+            continue
+        reading = obs.readings[s] if s < len(obs.readings) else None
+        if reading is None:
+            continue
+        alts = {c for c, p in reading.alternatives if p >= 0.1}
+        if reading.score < LOW_SCORE or (exp is not None and exp in alts):
+            pyramid = list(obs.pyramid)
+            pyramid[s] = exp
+            what = f"reads {got}" if got is not None else "sees no card"
+            text = (f"check {slot_name(s)}: the camera {what}{score_text(obs, s)}, the game has "
+                    f"{exp if exp is not None else 'no card there'}")
+            yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
+    yield from doubtful_waste(state, obs, rules, clear_view)
+
+def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
+    """The pyramid as the game has it, the view clear since the last layout, and a waste top
+    that no legal draw can have turned (a stock card whose place is known, too deep for the
+    one or two draws a clear view allows, or a card of the pyramid): the camera misread the
+    waste (a glare, a hand's edge, the stock's back), which is no move. A removed card seen again
+    is not this: that is the person's doing, reported as such."""
+    if (not clear_view or obs.loose or obs.pyramid != expected_pyramid(state)
+            or len(obs.waste) != len(state.waste)):
+        return  # after a blocked view, many draws may have turned it: not the eye's doing
+    known = set(state.pyramid) | {c for c in state.stock if c is not None}
+    odd = [c for p in obs.waste for c in p if c not in state.removed and c in known]
+    if not odd:
+        return
+    said = ", ".join(map(str, odd))
+    turned = state.stock[0] if state.stock else None
+    if (turned is not None and rules.draw == 1 and len(state.waste) == 1 and len(odd) == 1
+            and obs.waste[0] and obs.waste[0][-1] is odd[0]
+            and turned.rank == odd[0].rank and (turned.suit in "DH") == (odd[0].suit in "DH")):
+        # the card a draw turns but for a suit of the same colour (8S for 8C): that draw, misread
+        yield (obs.with_waste(((turned,),)),
+               [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {turned}")])
+    waste = tuple(tuple(c for c in pile[-len(seen):] if c is not None) if seen else ()
+                  for pile, seen in zip(state.waste, obs.waste))
+    tops = ", ".join(str(p[-1]) for p in waste if p) or "nothing there"
+    yield obs.with_waste(waste), [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {tops}")]
+
+def diagnose(state: Any, obs: Observation, wrong: list[str], history: Any, max_moves: int) -> str:
+    """Why no legal continuation explains the table, in words."""
+    seen = obs.visible()
+    problems = list(wrong)
+    removed = state.removed
+    for c in sorted(seen & removed, key=lambda c: c.index):
+        when = next((i + 1 for i, m in enumerate(history) if c in m.cards), None)
+        problems.append(f"{c} reappears at {obs.where(c)}" +
+                        (f" (removed by move {when}, {history[when - 1]})" if when else ""))
+    expected = expected_pyramid(state)
+    for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
+        if exp is None and got is not None and got not in removed:
+            problems.append(f"{got} is in the wrong place: {slot_name(s)} is empty in the game")
+    if problems:
+        return "; ".join(problems)
+    covered = [c for s, c in enumerate(state.pyramid)
+               if c is not None and c not in seen and not state.exposed_mask >> s & 1]
+    if covered:
+        return "; ".join(f"{where_is(state, c)}: taken while still covered" for c in covered)
+    vanished = [c for c in open_cards(state) if c not in seen]
+    vanished.sort(key=lambda c: (-c.rank, c.suit))
+    if 1 <= len(vanished) <= 2:
+        move = Move.remove(*vanished)
+        why = state.why_illegal(move)
+        if why:
+            return why if why.startswith(str(move)) else f"{move}: {why}"
+    if vanished:
+        return (f"{', '.join(map(str, vanished))} gone: no legal sequence of up to "
+                f"{max_moves} moves explains it")
+    new_cards = [c for c in seen if c in state.unseen()]
+    if new_cards:
+        return (f"{', '.join(map(str, new_cards))} turned up on the table, but no legal draw "
+                f"explains it" + (" (the stock is used up)" if not state.stock else ""))
+    return "the table does not match any legal continuation of the game"
+
+
+def open_cards(state: Any) -> list[Card]:
+    """Cards a person sees face up in ``state`` outside face-down rows."""
+    cards = [c for c in expected_pyramid(state) if c is not None]
+    cards += [p[-1] for p in state.waste if p and p[-1] is not None]
+    cards += [c for c in state.cells if c is not None]
+    cards += [c for c in state.reserve if c is not None]
+    return cards
+
+
+def where_is(state: Any, card: Card) -> str:
+    """``"QH is covered by 7C and 2D"`` from the engine when it says so, else the card."""
+    try:
+        from companion.game.reasons import where
+        return where(state, card) or str(card)
+    except (ImportError, AttributeError):
+        return str(card)
+
+
+def score_text(obs: Observation, s: int) -> str:
+    if s < len(obs.readings):
+        return f" ({obs.readings[s].score:.0%})"
+    return ""
+
+
+def alt_text(obs: Observation, s: int, card: Card) -> str:
+    if s < len(obs.readings):
+        for c, p in obs.readings[s].alternatives[1:]:
+            if c is card:
+                return f" (the camera's runner-up reading, {p:.0%})"
+    return ""
