@@ -201,11 +201,12 @@ class Follower:
                 self._pending, self._pending_gap = obs, self._gap
                 gone = [c for c in open_cards(state) if c not in obs.visible()]
                 if len(gone) == 1:  # if the card comes back instead, it was lifted alone
-                    self._lone = (self._lifted_at(obs, gone), diagnose(state, obs, [], self.game.moves, self.max_moves))
+                    text = diagnose(state, obs, [], self.game.moves, self.max_moves)
+                    self._lone = (self._lifted_at(obs, gone), text)
                 self.status = "pending"
                 return new
             if found is None:
-                for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, clear_view=not self._gap):
+                for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, not self._gap):
                     found = self._explain(state, alt_obs, max_moves, max_nodes)
                     if found is not None:
                         checks = checks + alt_checks
@@ -235,8 +236,8 @@ class Follower:
             if lone is None and not wrong and self._first_of_pair(state, obs):
                 # one open card lifted: usually the first card of a pair. Decide on
                 # the next view: the pair completed, or the card put back (then it was illegal).
-                seen = obs.visible()
-                self._lone = (self._lifted_at(obs, [c for c in open_cards(state) if c not in seen]), text)
+                gone = [c for c in open_cards(state) if c not in obs.visible()]
+                self._lone = (self._lifted_at(obs, gone), text)
                 self.status = "pending"
                 return new
             self.status = "illegal"
@@ -434,7 +435,6 @@ class Follower:
                      f"the stock ran out early: {n} made while the view was blocked (frame {at.frame}) "
                      f"went unseen; record corrected (move {at.index + 1})")
 
-    # --- the eye or the hand? --------------------------------------------------------------
     # --- the person's word ----------------------------------------------------------------
     def override(self, moves: Iterable[Move | str] | None = None) -> list[Event]:
         """The person says what happened.

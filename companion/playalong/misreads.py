@@ -51,7 +51,9 @@ def eye_check(state: Any, obs: Observation) -> tuple[Observation, list[tuple], l
     fixed = obs.with_pyramid(tuple(pyramid)) if checks else obs
     return fixed, checks, wrong
 
-def doubtful_readings(state: Any, obs: Observation, rules: Any, clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
+
+def doubtful_readings(state: Any, obs: Observation, rules: Any,
+                      clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
     """Observations with one doubtful slot read the way the game expects it."""
     expected = expected_pyramid(state)
     for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
@@ -70,7 +72,9 @@ def doubtful_readings(state: Any, obs: Observation, rules: Any, clear_view: bool
             yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
     yield from doubtful_waste(state, obs, rules, clear_view)
 
-def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
+
+def doubtful_waste(state: Any, obs: Observation, rules: Any,
+                   clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
     """The pyramid as the game has it, the view clear since the last layout, and a waste top
     that no legal draw can have turned (a stock card whose place is known, too deep for the
     one or two draws a clear view allows, or a card of the pyramid): the camera misread the
@@ -94,7 +98,9 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool) -
     waste = tuple(tuple(c for c in pile[-len(seen):] if c is not None) if seen else ()
                   for pile, seen in zip(state.waste, obs.waste))
     tops = ", ".join(str(p[-1]) for p in waste if p) or "nothing there"
-    yield obs.with_waste(waste), [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {tops}")]
+    yield obs.with_waste(waste), [(("waste", tuple(odd)),
+                                   f"check the waste: the camera reads {said}, the game has {tops}")]
+
 
 def diagnose(state: Any, obs: Observation, wrong: list[str], history: Any, max_moves: int) -> str:
     """Why no legal continuation explains the table, in words."""

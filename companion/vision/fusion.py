@@ -289,12 +289,16 @@ class LayoutFuser:
         would never come. The waste tops, cells and reserve vote as one exact value."""
         if len(self._window) < self.quorum:
             return None
-        keys = [k for k in (_key(l) for l in self._window) if len(k) == len(_key(self._window[-1]))]
+        keys = [_key(l) for l in self._window]
+        size = len(keys[-1])
+        keys = [k for k in keys if len(k) == size]
         accepted = _key(self.accepted) if self.accepted is not None else None
+        if accepted is not None and len(accepted) != size:
+            accepted = None
         out = []
-        for pos in range(len(keys[-1])):
+        for pos in range(size):
             values = [k[pos] for k in keys]
-            if pos == len(keys[-1]) - 1:  # the extras
+            if pos == size - 1:  # the extras
                 value, count = Counter(values).most_common(1)[0]
                 if count < self.quorum:
                     return None
@@ -307,7 +311,7 @@ class LayoutFuser:
                 continue
             if occupied < self.quorum:
                 return None
-            old = accepted[pos] if accepted is not None and len(accepted) == len(keys[-1]) else None
+            old = accepted[pos] if accepted is not None else None
             if old is not None and 3 * cards.get(old, 0) >= occupied:
                 out.append(old)
             else:
@@ -329,25 +333,28 @@ class LayoutFuser:
                 mean = sum(s.score for s in agree) / len(agree)
                 if last.card is None:
                     out.append(SlotReading(last.card, round(mean, 4), last.alternatives, last.corrected))
-                    pos += 1
-                    continue
-                # a card read other ways in some frames: its score is its share of the frames that
-                # read a card, and the other readings become alternatives with theirs
-                others = Counter(l.pyramid[r][i].card for l in window if l.pyramid[r][i].card is not None)
-                occupied = sum(others.values())
-                score = round(mean * len(agree) / occupied, 4)
-                alts = {c: a for c, a in last.alternatives if c is not last.card}
-                for c, n in others.items():
-                    if c is not last.card:
-                        alts[c] = max(alts.get(c, 0.0), round(n / occupied, 4))
-                best = ((last.card, score),) + tuple(sorted(alts.items(), key=lambda a: -a[1])[:2])
-                out.append(SlotReading(last.card, score, best, last.corrected))
+                else:
+                    out.append(self._voted_card(last, mean, len(agree), [l.pyramid[r][i].card for l in window]))
                 pos += 1
             rows.append(tuple(out))
         extra = dict(base.extra or {})
         if self.last_seen:
             extra["last_seen"] = {str(c): f for c, f in self.last_seen.items()}
         return replace(base, pyramid=tuple(rows), frame=frame if frame >= 0 else base.frame, extra=extra)
+
+    @staticmethod
+    def _voted_card(last: SlotReading, mean: float, agreeing: int, cards: list) -> SlotReading:
+        """A card read other ways in some frames: its score is its share of the frames that read
+        a card (times their mean score), and the other readings become alternatives with theirs."""
+        others = Counter(c for c in cards if c is not None)
+        occupied = sum(others.values())
+        score = round(mean * agreeing / occupied, 4)
+        alts = {c: a for c, a in last.alternatives if c is not last.card}
+        for c, n in others.items():
+            if c is not last.card:
+                alts[c] = max(alts.get(c, 0.0), round(n / occupied, 4))
+        best = ((last.card, score),) + tuple(sorted(alts.items(), key=lambda a: -a[1])[:2])
+        return SlotReading(last.card, score, best, last.corrected)
 
     def _usable(self, layout: TableLayout) -> bool:
         if self.accepted is None or self.accepted.rows != layout.rows:
