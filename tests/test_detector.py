@@ -236,3 +236,18 @@ def test_tracking_a_video_looks_only_at_the_zoomed_region(detector):
     passes.clear()
     tracker.detect(np.full((720, 1280, 3), 60, np.uint8))  # the table gone: look at it all again
     assert (720, 1280) in passes
+
+
+def test_naming_the_same_frame_again_turned_reuses_its_corners(detector):
+    image = cv2.imread(str(SAMPLES / "val_s12_000024.jpg"))
+    det = OnnxCardDetector(detector.models_dir)
+    passes = []
+    inner = det._corners_in
+    det._corners_in = lambda im: (passes.append(1), inner(im))[1]
+    upright = det.detect(image)
+    n = len(passes)
+    turned = det.detect(image, angle=90.0)
+    assert len(passes) == n  # no detector pass: only the classifier ran again
+    assert len(turned) <= len(upright) and not np.array_equal(turned.class_id, upright.class_id)
+    det.detect(image.copy(), angle=90.0)  # another frame: its own corners
+    assert len(passes) > n

@@ -354,3 +354,20 @@ def test_procedural_corner_boxes_hold_the_index(split):
                 holds, out = _ink_components_cross_box(f, deck.index_box)
                 assert holds, f"{deck.name} {code}: no ink in the {which} index box"
                 assert not out, f"{deck.name} {code}: ink crosses the {which} index box {deck.index_box}: {out}"
+
+
+def test_close_up_scenes_show_big_corners_of_part_of_the_layout():
+    deck = writer.proc_deck("train", 1)
+    far = [render_scene(np.random.default_rng(k), deck) for k in range(6)]
+    near = [render_scene(np.random.default_rng(k), deck, close_up=True) for k in range(6)]
+    def corner_px(res):
+        w = res.truth["width"]
+        return np.median([(lab["box"][3] - lab["box"][1]) * 1280 / w for lab in res.labels])
+    for res in near:
+        c = res.truth["conditions"]
+        assert c["close_up"] and c["partial_view"]
+        assert c["card_width_px"] * 1280 / res.truth["width"] >= 100
+        assert res.labels, "a close-up always shows some cards"
+    assert not any(res.truth["conditions"]["close_up"] for res in far)
+    # index corners twice the size of the whole-table view's, at least
+    assert np.median([corner_px(r) for r in near]) > 2 * np.median([corner_px(r) for r in far])

@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fake", type=int, default=0, help="generate this many scenes here instead")
     ap.add_argument("--detector", choices=("fake", "onnx"), default="fake")
     ap.add_argument("--noise", choices=sorted(NOISE), default="realistic")
+    ap.add_argument("--min-score", type=float, default=0.25, help="pipeline: ignore reads scored lower")
+    ap.add_argument("--no-reread", action="store_true",
+                    help="onnx: no second look at slots that must hold a card but show no read")
     ap.add_argument("--rules", default="classic")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit", type=int, default=0)
@@ -174,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         if piles != rules.waste_piles:
             scene_rules = dataclasses.replace(scene_rules, draw=3 if piles == 3 else scene_rules.draw,
                                               waste_piles=piles)
-        pipe = LayoutPipeline(rules=scene_rules, track=False)
+        pipe = LayoutPipeline(detector, rules=scene_rules, track=False, reread=not args.no_reread,
+                              min_score=args.min_score)
+        image = None
         if detector is not None:
             img_path = Path(truth["_path"]).parent.parent / "images" / truth.get("image", truth["name"] + ".jpg")
             image = cv2.imread(str(img_path))
@@ -185,7 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             dets = detections_from_truth(truth, NOISE[args.noise], rng)
         t0 = time.perf_counter()
-        reading = pipe.read(dets, -1, (int(truth.get("width", 1280)), int(truth.get("height", 720))))
+        if image is not None:
+            reading = pipe.read_image(image, dets)
+            dets = reading.detections
+        else:
+            reading = pipe.read(dets, -1, (int(truth.get("width", 1280)), int(truth.get("height", 720))))
         t_read.append(time.perf_counter() - t0)
         want = truth["pyramid_codes"]
         got = None if reading.layout is None else [[None if s.card is None else str(s.card) for s in row]

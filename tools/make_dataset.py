@@ -22,9 +22,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def _work(job: tuple) -> tuple[int, str]:
-    out, split, seed, index, crops, variants, hard_share, decks = job
+    out, split, seed, index, crops, variants, hard_share, decks, close_up = job
     from tools.synth.writer import generate_one
-    return index, generate_one(Path(out), split, seed, index, crops, variants, hard_share, decks)
+    return index, generate_one(Path(out), split, seed, index, crops, variants, hard_share, decks, close_up)
 
 
 def _init_worker() -> None:
@@ -34,8 +34,9 @@ def _init_worker() -> None:
 
 def update_readme(out: Path, split: str, seed: int, start: int, count: int, done: int, skipped: int,
                   seconds: float, finished: bool, variants: float = 0.0, hard_share: float | None = None,
-                  decks: tuple[str, ...] | None = None) -> None:
+                  decks: tuple[str, ...] | None = None, close_up: float = 0.0) -> None:
     variants_arg = f" --variants {variants}" if variants else ""
+    variants_arg += f" --close-up {close_up}" if close_up else ""
     variants_arg += f" --hard-share {hard_share}" if hard_share is not None else ""
     variants_arg += f" --decks {','.join(decks)}" if decks else ""
     readme = out / "README.txt"
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hard-share", type=float, default=None,
                     help="share of scenes drawn from the hard-condition mix (strong tilt, dim light, glare, "
                          "blur); default 0.25; 1.0 makes a hard-conditions evaluation set")
+    ap.add_argument("--close-up", type=float, default=0.0,
+                    help="share of scenes seen from near the table: cards 130..420 px wide at 1280, part of "
+                         "the layout in view, like a phone photo of a few cards (default 0)")
     args = ap.parse_args(argv)
     if args.count < 0 or args.start < 0 or args.workers < 1:
         ap.error("--count/--start must be >= 0 and --workers >= 1")
@@ -88,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     hard_share = HARD_SHARE if args.hard_share is None else args.hard_share
     if not 0 <= hard_share <= 1:
         ap.error(f"--hard-share must be a share 0..1, got {hard_share}")
+    if not 0 <= args.close_up <= 1:
+        ap.error(f"--close-up must be a share 0..1, got {args.close_up}")
     decks = tuple(x.strip() for x in args.decks.split(",") if x.strip()) if args.decks else None
     if decks:
         from tools.synth.writer import svg_families
@@ -95,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [x for x in decks if x not in known]
         if unknown:
             ap.error(f"--decks: unknown families for {args.split}: {unknown} (known: {', '.join(sorted(known))})")
-    jobs = [(str(out), args.split, args.seed, i, args.crops, args.variants, hard_share, decks)
+    jobs = [(str(out), args.split, args.seed, i, args.crops, args.variants, hard_share, decks, args.close_up)
             for i in range(args.start, args.start + args.count)]
-    opts = {"variants": args.variants, "hard_share": args.hard_share, "decks": decks}
+    opts = {"variants": args.variants, "hard_share": args.hard_share, "decks": decks, "close_up": args.close_up}
     t0 = time.time()
     done = skipped = 0
     last = t0

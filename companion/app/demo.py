@@ -313,7 +313,7 @@ class VideoDemoSource:
                             f"fake detector (reads the video's labels), {why}")
         self.detector_name = self.recognition
         self._overlay: Any = None
-        self._pipeline = LayoutPipeline(None, rules)
+        self._pipeline = LayoutPipeline(self.detector, rules)
         self._fuser = LayoutFuser.for_fps(self.fps, rules=rules, pipeline=self._pipeline)
         self._frame = -1
         self._image: Any = None
@@ -340,8 +340,11 @@ class VideoDemoSource:
             return False
         self._frame += 1
         self._image = image
-        dets = self.detector.detect(image) if self.detector is not None else self._fake(self.records[self._frame])
-        reading = self._pipeline.read(dets, frame=self._frame, image_size=(image.shape[1], image.shape[0]))
+        if self.detector is not None:
+            reading = self._pipeline.process(image, frame=self._frame)
+        else:
+            reading = self._pipeline.read(self._fake(self.records[self._frame]), frame=self._frame,
+                                          image_size=(image.shape[1], image.shape[0]))
         self._overlay = reading
         layout = self._fuser.update(reading, frame=self._frame)
         if layout is not None:

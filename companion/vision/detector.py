@@ -168,6 +168,11 @@ class OnnxCardDetector:
         self.zoom = zoom
         self.track = track
         self._region: tuple | None = None  # (region, frame size, corners found there) while tracking
+        #: ``detect(image, angle=...)`` names corners with their crops turned (see ``LayoutPipeline``).
+        self.names_turned = True
+        #: The last image's corners (image, boxes, scores): naming it again at another angle
+        #: costs only the classifier. Held by identity: a frame is not changed after it is read.
+        self._corner_memo: tuple | None = None
         self._since_full = 0
         self._det = _session(det_path, threads)
         self._cls = _session(cls_path, threads)
@@ -241,25 +246,34 @@ class OnnxCardDetector:
         return boxes + np.array([x1, y1, x1, y1], np.float32), scores
 
     # -- stage 2 -------------------------------------------------------------------------
-    def classify(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-        """Class probabilities (N, 52) for the corners in ``boxes``."""
+    def classify(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float = 0.0) -> np.ndarray:
+        """Class probabilities (N, 52) for the corners in ``boxes``; ``angle`` (degrees) turns each
+        crop first: the layout's turn in the image, so that the indices stand upright."""
         st = self.settings
         if len(boxes) == 0:
             return np.zeros((0, len(st.class_names)), np.float32)
-        crops = np.stack([corner_crop(image_bgr, b, st.crop_margin, st.classifier_size) for b in boxes])
+        crops = np.stack([corner_crop(image_bgr, b, st.crop_margin, st.classifier_size, angle=angle)
+                          for b in boxes])
         x = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
         return self._cls.run(None, {self._cls_input: x})[0]
 
-    def detect(self, image_bgr: np.ndarray) -> Detections:
+    def detect(self, image_bgr: np.ndarray, angle: float = 0.0) -> Detections:
+        """Corners found and named. ``angle``: the layout's turn in the image (degrees, as
+        ``LayoutPipeline`` measures it from its lattice fit); the crops are turned back before
+        they are named. The image just read, asked again at an angle, reuses its corners."""
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
             shape = getattr(image_bgr, "shape", type(image_bgr).__name__)
             raise ValueError(f"detect() needs a BGR image of shape (H, W, 3), got {shape}")
         if image_bgr.dtype != np.uint8:
             raise ValueError(f"detect() needs a uint8 image, got {image_bgr.dtype}")
-        boxes, det_scores = self.find_corners(image_bgr)
+        if angle and self._corner_memo is not None and self._corner_memo[0] is image_bgr:
+            boxes, det_scores = self._corner_memo[1:]
+        else:
+            boxes, det_scores = self.find_corners(image_bgr)
+            self._corner_memo = (image_bgr, boxes, det_scores)
         if len(boxes) == 0:
             return Detections.empty()
-        probs = self.classify(image_bgr, boxes)
+        probs = self.classify(image_bgr, boxes, angle)
         top = np.argsort(-probs, axis=1)[:, :TOP_K]
         top_p = np.take_along_axis(probs, top, 1)
         score = det_scores * top_p[:, 0]

@@ -143,8 +143,12 @@ def build_layout(rng: np.random.Generator, aspect: float, index_box: tuple, spec
 
 
 def camera_homography(rng: np.random.Generator, pts: np.ndarray, size: tuple[int, int],
-                      hard: bool) -> tuple[np.ndarray, dict]:
-    """Plane -> image homography of a pinhole camera with tilt, layout rotation and scale."""
+                      hard: bool, close_up: bool = False) -> tuple[np.ndarray, dict]:
+    """Plane -> image homography of a pinhole camera with tilt, layout rotation and scale.
+
+    ``close_up``: the camera near the table, cards 130..420 px wide at 1280 and only part of the
+    layout in view, like a phone photo of a few cards (the real photos' corners are twice the size
+    of the biggest in a whole-table view; a detector that never saw such corners misses them)."""
     w, h = size
     if hard and rng.random() < 0.5:
         tilt = rng.uniform(30, 47)
@@ -174,10 +178,22 @@ def camera_homography(rng: np.random.Generator, pts: np.ndarray, size: tuple[int
 
     # card width: 40..250 px at 1280 wide (scaled with the frame), never under MIN_CARD_PX: smaller
     # indices carry too few pixels to be named, and a layout that does not fit is then cut off instead
-    target = max(MIN_CARD_PX, float(np.exp(rng.uniform(np.log(40), np.log(250)))) * w / 1280)
-    allow_partial = rng.random() < 0.12
+    lo_px, hi_px = (130, 420) if close_up else (40, 250)
+    target = max(MIN_CARD_PX, float(np.exp(rng.uniform(np.log(lo_px), np.log(hi_px)))) * w / 1280)
+    allow_partial = close_up or rng.random() < 0.12
     scale = target / f
     hm = homography(scale, np.zeros(2))
+    if close_up:
+        # A near camera tilted far puts the layout's far end at (or behind) the horizon: tilt less
+        # until every point lies well in front of it (depth 1 at the layout's centre).
+        for _ in range(20):
+            if (np.column_stack([pts, np.ones(len(pts))]) @ hm.T)[:, 2].min() > 0.35:
+                break
+            tilt *= 0.8
+            t = np.radians(tilt)
+            rx = np.array([[1, 0, 0], [0, np.cos(t), -np.sin(t)], [0, np.sin(t), np.cos(t)]])
+            rot = rx @ rzy @ rz_m
+            hm = homography(scale, np.zeros(2))
     proj = project(hm, pts)
     ext = proj.max(0) - proj.min(0)
     if not allow_partial:
@@ -191,12 +207,17 @@ def camera_homography(rng: np.random.Generator, pts: np.ndarray, size: tuple[int
         room_hi = [w * 0.99, h * 0.99] - hi
         shift = np.array([rng.uniform(min(room_lo[0], room_hi[0]), max(room_lo[0], room_hi[0])),
                           rng.uniform(min(room_lo[1], room_hi[1]), max(room_lo[1], room_hi[1]))])
+    elif close_up:
+        # a random layout point lands somewhere in the middle of the frame: always some cards in view
+        anchor = proj[int(rng.integers(len(proj)))]
+        shift = np.array([w * rng.uniform(0.25, 0.75), h * rng.uniform(0.25, 0.75)]) - anchor
     else:
         shift = rng.normal(0, [w * 0.1, h * 0.1])
     hm = homography(scale, shift)
     card_w = np.median(np.linalg.norm(np.diff(project(hm, pts[:2]), axis=0), axis=1))
-    return hm, {"tilt_deg": round(tilt, 2), "yaw_deg": round(yaw, 2), "roll_deg": round(roll, 2),
-                "focal_px": round(float(f), 1), "partial_view": bool(allow_partial)}
+    return hm, {"tilt_deg": round(float(tilt), 2), "yaw_deg": round(yaw, 2), "roll_deg": round(roll, 2),
+                "focal_px": round(float(f), 1), "partial_view": bool(allow_partial),
+                "close_up": bool(close_up)}
 
 
 def project(hm: np.ndarray, pts: np.ndarray) -> np.ndarray:
@@ -270,7 +291,7 @@ class Canvas:
         x0, y0 = np.floor(quad.min(0)).astype(int)
         x1, y1 = np.ceil(quad.max(0)).astype(int) + 1
         bw, bh = x1 - x0, y1 - y0
-        if bw <= 0 or bh <= 0:
+        if bw <= 0 or bh <= 0 or bw * bh > 16 * self.w * self.h:  # degenerate: at the horizon
             return 0.0, False
         m = np.zeros((bh, bw), np.uint8)
         cv2.fillConvexPoly(m, np.round(quad - [x0, y0]).astype(np.int32), 1)
@@ -288,7 +309,8 @@ class Canvas:
 
 def render_scene(rng: np.random.Generator, deck: DeckArt, *, hard: bool = False,
                  back: np.ndarray | None = None, spec: dict | None = None,
-                 geometry: np.random.Generator | None = None, p_variant: float = 0.0) -> SceneResult:
+                 geometry: np.random.Generator | None = None, p_variant: float = 0.0,
+                 close_up: bool = False) -> SceneResult:
     """Render one frame with ``deck`` and return image, labels and truth.
 
     ``spec`` fixes which cards lie where (``{"pyramid": [[code|None]...], "waste": [[codes]...],
@@ -296,6 +318,7 @@ def render_scene(rng: np.random.Generator, deck: DeckArt, *, hard: bool = False,
     drawn from ``rng``) fixes frame size, slot positions and camera: pass generators seeded alike to
     render several frames of one table (a game) with changing cards and light. ``p_variant``: share
     of random specs given a rule-variant layout (inverted, face-down rows, reserve row, cells).
+    ``close_up``: a camera near the table that sees part of the layout (see ``camera_homography``).
     """
     g_geo = geometry if geometry is not None else rng.spawn(1)[0]
     g_size, g_layout, g_cam = g_geo.spawn(3)
@@ -328,7 +351,9 @@ def render_scene(rng: np.random.Generator, deck: DeckArt, *, hard: bool = False,
     for k, ob in enumerate(objects):
         ob.oid = k
     all_pts = np.concatenate(lay["anchors"])
-    hm, cam = camera_homography(g_cam, all_pts, (w, h), hard)
+    if close_up and lay["loose"]:  # a near camera must keep the loose cards in front of it too
+        all_pts = np.concatenate([all_pts] + [plane for _, plane in lay["loose"]])
+    hm, cam = camera_homography(g_cam, all_pts, (w, h), hard, close_up)
     for ob in objects:
         ob.quad = project(hm, ob.plane)
 

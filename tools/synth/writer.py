@@ -120,8 +120,12 @@ def crop_corner(rng: np.random.Generator, img: np.ndarray, box: list[float], siz
 
 
 def generate_one(out: Path, split: str, seed: int, index: int, crops: int = 4, variants: float = 0.0,
-                 hard_share: float = HARD_SHARE, decks: tuple[str, ...] | None = None) -> str:
-    """Render and write scene ``index``; skipped when its image exists. Returns 'done' or 'skip'."""
+                 hard_share: float = HARD_SHARE, decks: tuple[str, ...] | None = None,
+                 close_up: float = 0.0) -> str:
+    """Render and write scene ``index``; skipped when its image exists. Returns 'done' or 'skip'.
+
+    ``close_up``: share of scenes seen from near the table (cards 130..420 px wide, part of the
+    layout in view)."""
     from tools.synth.scene import render_scene
     name = scene_name(split, seed, index)
     img_path = out / split / "images" / f"{name}.jpg"
@@ -130,7 +134,8 @@ def generate_one(out: Path, split: str, seed: int, index: int, crops: int = 4, v
     rng = np.random.default_rng([seed, index, SPLIT_CODE[split]])
     deck = pick_deck(rng, split, decks) if decks else pick_deck(rng, split)
     hard = bool(rng.random() < hard_share)
-    res = render_scene(rng, deck, hard=hard, p_variant=variants)
+    near = bool(close_up > 0 and rng.random() < close_up)  # no draw at 0: older datasets' seeds stay as they were
+    res = render_scene(rng, deck, hard=hard, p_variant=variants, close_up=near)
     w, h = res.truth["width"], res.truth["height"]
     truth = {"name": name, "image": f"{name}.jpg", "split": split, "seed": seed, "index": index, **res.truth}
     for sub in ("images", "labels", "truth"):

@@ -1,0 +1,59 @@
+"""Which way the pyramid lies in the image, and how sure a reading names it.
+
+The index corners of a pyramid form a triangle, and a homography maps any triangle onto any
+other: from corner positions alone, a layout turned by about 120 degrees fits as well as the
+right one. The lattice search breaks the tie with a card's two indices and an apex-up prior;
+on a table turned far from upright that can pick a wrong corner as the apex. The classifier
+settles it: crops turned as the right orientation says stand upright and read surely
+(``LayoutPipeline.read_image`` compares ``named_mass`` of the candidates).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from companion.vision.lattice import apply_h, fit_affine, pyramid_nodes
+
+
+def layout_angle(h: np.ndarray) -> float:
+    """The layout's turn in the image, degrees: 0 when its "down" (apex to base) is the image's,
+    positive counter-clockwise; turning a crop by it (``corner_crop(angle=...)``) sets its index
+    upright."""
+    p = apply_h(np.asarray(h, np.float64), np.array([[0.0, 0.0], [0.0, 1.0]]))
+    dx, dy = p[1] - p[0]
+    return float(np.degrees(np.arctan2(-dx, dy)))
+
+
+def angle_gap(a: float, b: float) -> float:
+    """Absolute difference of two angles in degrees, in 0..180."""
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+def turned_homographies(h: np.ndarray, rows: int) -> list[np.ndarray]:
+    """The fit ``h`` (lattice -> image) with the apex moved to the bottom-left, then to the
+    bottom-right corner of the triangle: the other two ways the same corners can be a pyramid.
+    Slot (r, i) has barycentric coordinates (i, r - i, rows - 1 - r); a turn permutes them."""
+    _, uv = pyramid_nodes(rows, False)
+    n = rows - 1
+
+    def node_uv(r: int, i: int) -> np.ndarray:
+        return uv[r * (r + 1) // 2 + i]
+
+    corners = [(0, 0), (n, 0), (n, n)]  # apex, bottom-left, bottom-right
+    out = []
+    for k in (1, 2):
+        # corner c of the turned pyramid lies where corner (c + k) % 3 of the fitted one lies
+        src = np.array([node_uv(*corners[c]) for c in range(3)])
+        dst = np.array([node_uv(*corners[(c + k) % 3]) for c in range(3)])
+        a = fit_affine(src, dst)
+        if a is None:
+            continue
+        out.append(np.asarray(h, np.float64) @ a)
+    return out
+
+
+def named_mass(layout) -> float:
+    """Sum of the pyramid's card scores in a ``TableLayout`` (0 for none): how surely it is named."""
+    if layout is None:
+        return 0.0
+    return float(sum(s.score for _, _, s in layout.slots() if s.card is not None))

@@ -1,0 +1,201 @@
+"""A second look at slots that must hold a card but showed no read (companion.vision.reread)."""
+
+import numpy as np
+
+from companion.cards import CARD_CODES, Card
+from companion.vision.detections import Detections
+from companion.vision.fake import Noise, detections_from_truth, synth_truth
+from companion.vision.pipeline import LayoutPipeline
+from companion.vision.reread import REREAD_WEIGHT, hidden_corner_boxes, reread_detections
+
+
+def box_iou(a, b) -> float:
+    x1, y1 = max(a[0], b[0]), max(a[1], b[1])
+    x2, y2 = min(a[2], b[2]), min(a[3], b[3])
+    inter = max(0.0, x2 - x1) * max(0.0, y2 - y1)
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+class TruthClassifier:
+    """Detects what the truth's labels say, minus ``missed`` slots; classifies a box as the card
+    whose labelled corner (any, missed ones included) it overlaps, else as noise."""
+
+    def __init__(self, truth, missed=()):
+        self.truth = truth
+        self.missed = {f"pyramid:{r}:{i}" for r, i in missed}
+        self.calls = []
+
+    def detect(self, image):
+        t = dict(self.truth, labels=[l for l in self.truth["labels"] if l["where"] not in self.missed])
+        return detections_from_truth(t, Noise.none(), np.random.default_rng(0))
+
+    def classify(self, image, boxes):
+        self.calls.append(np.asarray(boxes).copy())
+        probs = np.full((len(boxes), 52), 0.1 / 51, np.float32)
+        for k, b in enumerate(boxes):
+            best = max(self.truth["labels"], key=lambda l: box_iou(b, l["box"]))
+            if box_iou(b, best["box"]) > 0.3:
+                probs[k] = 0.02 / 51
+                probs[k, CARD_CODES.index(best["card"])] = 0.98
+        return probs
+
+
+def test_missed_covered_corner_is_read_again_at_its_slot():
+    truth = synth_truth(np.random.default_rng(3))
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    missed = [(2, 1), (4, 0)]  # covered slots: their top-left index is their only one
+    det = TruthClassifier(truth, missed)
+    without = LayoutPipeline(det, reread=False).process(image)
+    assert set(without.hidden) == set(missed)
+    reading = LayoutPipeline(det, reread=True).process(image)
+    assert reading.hidden == ()
+    pyramid = reading.layout.to_json()["pyramid"]
+    assert pyramid == truth["pyramid_codes"]
+    for r, i in missed:
+        slot = reading.layout.pyramid[r][i]
+        # sure of the card, not of the corner: shown for checking
+        assert abs(slot.score - REREAD_WEIGHT * 0.98) < 1e-3
+        assert any(f"row {r + 1}" in p or "low confidence" in p for p in reading.problems)
+    # the re-read boxes sit on the missed corners, about their size
+    boxes = det.calls[-1]
+    for r, i in missed:
+        label = next(l for l in truth["labels"] if l["where"] == f"pyramid:{r}:{i}")
+        assert max(box_iou(b, label["box"]) for b in boxes) > 0.5
+
+
+def test_no_second_look_without_a_classifier_or_without_hidden_slots():
+    truth = synth_truth(np.random.default_rng(3))
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    det = TruthClassifier(truth)
+    reading = LayoutPipeline(det).process(image)
+    assert det.calls == [] and reading.hidden == ()
+
+    class DetectOnly:
+        def detect(self, image):
+            return TruthClassifier(truth, [(2, 1)]).detect(image)
+    assert LayoutPipeline(DetectOnly()).process(image).hidden == ((2, 1),)
+
+
+def test_reread_offers_only_cards_not_on_the_table():
+    probs = np.full((2, 52), 0.001, np.float32)
+    probs[0, Card.parse("AS").index] = 0.9   # AS lies elsewhere: its runner-up AC is taken
+    probs[0, Card.parse("AC").index] = 0.6
+    probs[1, Card.parse("7H").index] = 0.2   # too unsure: dropped
+    boxes = np.array([[0, 0, 10, 10], [20, 0, 30, 10]], np.float32)
+    dets = reread_detections(probs, boxes, {Card.parse("AS")})
+    assert [str(c) for c in dets.cards()] == ["AC"]
+    assert abs(float(dets.confidence[0]) - REREAD_WEIGHT * 0.6) < 1e-6
+    assert Card.parse("AS").index not in dets.alt_class_id[0]
+
+
+def test_two_boxes_never_take_the_same_card():
+    probs = np.full((2, 52), 0.001, np.float32)
+    probs[:, Card.parse("QC").index] = [0.9, 0.8]
+    probs[1, Card.parse("QS").index] = 0.7
+    dets = reread_detections(probs, np.zeros((2, 4), np.float32), set())
+    assert sorted(str(c) for c in dets.cards()) == ["QC", "QS"]
+
+
+def test_hidden_boxes_take_the_size_of_the_nearest_reads_and_skip_slots_out_of_the_picture():
+    dets = Detections(np.array([[0, 0, 10, 20], [100, 100, 130, 160], [110, 100, 140, 160],
+                                [120, 100, 150, 160]], np.float32),
+                      np.zeros(4, np.int64), np.ones(4, np.float32))
+    node_xy = np.array([[125.0, 200.0], [-5.0, 50.0]])
+    nodes, boxes = hidden_corner_boxes(node_xy, [0, 1], dets, (640, 360))
+    assert nodes == [0]
+    assert np.allclose(boxes[0], [110, 170, 140, 230])
+
+
+class TurnSensitive(TruthClassifier):
+    """Names a corner right only when asked with its crop turned (about) as the layout lies;
+    upright crops of a turned layout read as a weak guess of another card, the way a real
+    classifier reads sideways indices."""
+
+    names_turned = True
+
+    def __init__(self, truth, roll):
+        super().__init__(truth)
+        self.roll = roll
+        self.angles = []
+
+    def detect(self, image, angle=0.0):
+        self.angles.append(angle)
+        dets = super().detect(image)
+        if abs((angle - self.roll + 180) % 360 - 180) < 15:
+            return dets
+        wrong = (dets.class_id + 13) % 52
+        return Detections(dets.xyxy, wrong, np.full(len(dets), 0.3, np.float32),
+                          dets.alt_class_id, np.full_like(dets.alt_confidence, 0.01))
+
+    def classify(self, image, boxes, angle=0.0):
+        return super().classify(image, boxes)
+
+
+def test_layout_angle_follows_the_turn_of_the_table():
+    from companion.vision.pipeline import layout_angle
+    for roll in (-100.0, -40.0, 0.0, 35.0, 90.0, 170.0):
+        truth = synth_truth(np.random.default_rng(1), roll_deg=roll, tilt_deg=0.0)
+        dets = detections_from_truth(truth, Noise.none(), np.random.default_rng(0))
+        fit = LayoutPipeline(track=False).read(dets).fit
+        assert abs((layout_angle(fit.homography) - roll + 180) % 360 - 180) < 3, roll
+
+
+def test_a_turned_table_is_named_again_with_turned_crops_and_tracked_at_that_angle():
+    roll = 90.0
+    truth = synth_truth(np.random.default_rng(2), roll_deg=roll, tilt_deg=10.0)
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    det = TurnSensitive(truth, roll)
+    pipe = LayoutPipeline(det)
+    reading = pipe.process(image, frame=0)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert det.angles[0] == 0.0 and abs(det.angles[1] - roll) < 10
+    # the next frame of the video is named turned at once: one detect call
+    det.angles.clear()
+    again = pipe.process(image, frame=1)
+    assert len(det.angles) == 1 and abs(det.angles[0] - roll) < 10
+    assert again.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    # without turning, the sideways reads stay wrong
+    plain = LayoutPipeline(TurnSensitive(truth, roll), turn=False).process(image)
+    assert plain.layout is None or plain.layout.to_json()["pyramid"] != truth["pyramid_codes"]
+
+
+def test_an_upright_table_is_named_once():
+    truth = synth_truth(np.random.default_rng(2), roll_deg=5.0)
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    det = TurnSensitive(truth, 0.0)
+    reading = LayoutPipeline(det).process(image)
+    assert det.angles == [0.0]
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+
+
+def test_turned_homographies_are_the_pyramid_turned_onto_itself():
+    from companion.vision.lattice import apply_h, pyramid_nodes
+    from companion.vision.orientation import turned_homographies
+    truth = synth_truth(np.random.default_rng(4), roll_deg=20.0)
+    fit = LayoutPipeline(track=False).read(detections_from_truth(truth, Noise.none(), np.random.default_rng(0))).fit
+    _, uv = pyramid_nodes(7)
+    xy = apply_h(fit.homography, uv)
+    turns = turned_homographies(fit.homography, 7)
+    assert len(turns) == 2
+    for k, h in enumerate(turns, 1):
+        turned = apply_h(h, uv)
+        # every node lands on a node of the fit ...
+        dist = np.hypot(*(turned[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
+        assert dist.min(1).max() < 1e-6 * xy.max()
+        # ... and the apex on the bottom-left (k=1) or bottom-right (k=2) corner
+        corner = xy[21] if k == 1 else xy[27]
+        assert np.allclose(turned[0], corner)
+
+
+def test_a_table_turned_by_120_degrees_is_not_taken_for_an_upright_one():
+    """With no card's two indices read (no orientation cue), the apex-up prior fits a pyramid
+    turned by 120 degrees upright; the classifier, reading the crops of each orientation turned
+    its way, settles it."""
+    roll = 120.0
+    truth = synth_truth(np.random.default_rng(6), roll_deg=roll, tilt_deg=5.0)
+    truth["labels"] = [lab for lab in truth["labels"] if lab["which"] == "tl" and lab["where"].startswith("pyramid")]
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    plain = LayoutPipeline(TurnSensitive(truth, roll), turn=False).process(image)
+    assert plain.layout is None or plain.layout.to_json()["pyramid"] != truth["pyramid_codes"]
+    reading = LayoutPipeline(TurnSensitive(truth, roll)).process(image)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
