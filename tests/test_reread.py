@@ -199,3 +199,25 @@ def test_a_table_turned_by_120_degrees_is_not_taken_for_an_upright_one():
     assert plain.layout is None or plain.layout.to_json()["pyramid"] != truth["pyramid_codes"]
     reading = LayoutPipeline(TurnSensitive(truth, roll)).process(image)
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+
+
+def test_a_weakly_named_corner_on_an_open_slot_is_named_again_without_the_cards_seen():
+    truth = synth_truth(np.random.default_rng(3))
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    where = "pyramid:6:3"
+    code = truth["pyramid_codes"][6][3]
+
+    class WeakOnOne(TruthClassifier):
+        def detect(self, image):
+            dets = super().detect(image)
+            weak = np.array([
+                any(box_iou(b, lab["box"]) > 0.5 for lab in self.truth["labels"] if lab["where"] == where)
+                for b in dets.xyxy])
+            conf = np.where(weak, 0.1, dets.confidence).astype(np.float32)
+            return Detections(dets.xyxy, dets.class_id, conf, dets.alt_class_id, dets.alt_confidence)
+
+    without = LayoutPipeline(WeakOnOne(truth), reread=False).process(image)
+    assert list(without.unsure) == [(6, 3)] and without.layout.pyramid[6][3].card is None
+    reading = LayoutPipeline(WeakOnOne(truth)).process(image)
+    assert str(reading.layout.pyramid[6][3].card) == code
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]

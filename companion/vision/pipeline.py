@@ -39,7 +39,7 @@ taken from the caller (``None`` = unknown, reported as present), never guessed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 import numpy as np
@@ -51,7 +51,8 @@ from companion.vision.detections import Detections
 from companion.vision.card_read import CardRead, dedupe_cards  # noqa: F401 (re-exported)
 from companion.vision.orientation import angle_gap, layout_angle, named_mass, turned_homographies
 from companion.vision.outside import outside_places
-from companion.vision.reread import concat, hidden_corner_boxes, reread_detections
+from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
+                                     reread_detections)
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
                                            cross_second_indices, home_second_indices, maybe_second,
                                            place_orphans,
@@ -88,6 +89,10 @@ class FrameReading:
     #: Signs of trouble in this frame (a hand over the table, usually): weak reads, slots that
     #: must hold a card but show none, cards read twice. Fusion does not trust frames with several.
     anomalies: int = 0
+    #: Open slots (row, index: nothing lies on them) showing no card but a corner found on them, not
+    #: named surely, and that corner's box: worth a second look. (A hidden slot is looked at where
+    #: the lattice puts its corner: a weak read there is as often another card's second index.)
+    unsure: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -149,17 +154,22 @@ class LayoutPipeline:
         if reading.fit is not None and self._turns():
             reading, dets, angle = self._best_turn(image_bgr, reading, dets, angle, state, frame, size)
         classify = getattr(self.detector, "classify", None)
-        if not (self.reread and reading.hidden and reading.fit is not None and callable(classify)):
+        if not (self.reread and (reading.hidden or reading.unsure) and reading.fit is not None
+                and callable(classify)):
             return reading
         nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
         node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
+        # a hidden slot's corner where the lattice puts it; an unsure one's where it was found
         nodes, boxes = hidden_corner_boxes(reading.fit.node_xy(), [node_of[ri] for ri in reading.hidden],
                                            reading.detections, size)
-        if not nodes:
+        boxes = np.vstack([boxes, np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4)])
+        if not len(boxes):
             return reading
         assert reading.layout is not None
         probs = classify(image_bgr, boxes, angle) if angle else classify(image_bgr, boxes)
-        extra = reread_detections(probs, boxes, set(reading.layout.visible_cards()))
+        # (a re-read scored under min_score would only be a corner for the fit again)
+        extra = reread_detections(probs, boxes, set(reading.layout.visible_cards()),
+                                  min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT))
         if len(extra) == 0:
             return reading
         # Read the frame again with the re-read corners, from the tracking state it started with
@@ -216,7 +226,8 @@ class LayoutPipeline:
         rules = self.rules
         keep = np.flatnonzero(dets.confidence >= self.min_score)
         # Corners found but not named surely still say where the pyramid lies: they help the fit only.
-        weak = dets.centers[(dets.confidence < self.min_score) & (dets.confidence >= self.fit_min_score)]
+        weak_dets = dets[(dets.confidence < self.min_score) & (dets.confidence >= self.fit_min_score)]
+        weak = weak_dets.centers
         dets = dets[keep] if len(keep) != len(dets) else dets
         n = len(dets)
         if n == 0:
@@ -417,7 +428,17 @@ class LayoutPipeline:
             self._prior, self._candidate = fit.homography, None
         anomalies = (int((dets.confidence < LOW_SCORE).sum()) + len(hidden)
                      + sum(1 for p in problems if "twice" in p or "also at" in p))
-        return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies)
+        # Empty slots a weakly named corner lies on: the classifier may name it once the deck
+        # rules out the cards seen elsewhere (``read_image``).
+        weak_ids, _, _ = assign_points(fit, weak)
+        unsure: dict[tuple[int, int], tuple[float, float, float, float]] = {}
+        for k in np.argsort(-weak_dets.confidence):  # the surest corner on a slot is its box
+            m = int(weak_ids[k])
+            if m >= 0 and winner[m] < 0 and not must_hold[m]:
+                unsure.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
+                                  tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
+        return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
+                            unsure=unsure)
 
     def _confirm(self, fit: LatticeFit, points: np.ndarray, pairs: np.ndarray) -> LatticeFit:
         """A search that contradicts the tracked fit (a hand hiding most of a late-game pyramid

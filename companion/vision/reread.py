@@ -60,10 +60,10 @@ def hidden_corner_boxes(node_xy: np.ndarray, hidden_nodes: Iterable[int], dets: 
 
 
 def reread_detections(probs: np.ndarray, boxes: np.ndarray, taken: set[Card],
-                      k: int = 4) -> Detections:
+                      k: int = 4, min_prob: float = REREAD_MIN_PROB) -> Detections:
     """Detections from the classifier's probabilities ``(N, 52)`` on ``boxes``: the best card not
     in ``taken`` (and not taken by an earlier box of this call), scored ``REREAD_WEIGHT`` x its
-    probability; boxes whose best free card is under ``REREAD_MIN_PROB`` are dropped."""
+    probability; boxes whose best free card is under ``min_prob`` are dropped."""
     blocked = np.zeros(probs.shape[1], bool)
     code_index = {c: i for i, c in enumerate(CARD_CODES)}
     for card in taken:
@@ -74,7 +74,7 @@ def reread_detections(probs: np.ndarray, boxes: np.ndarray, taken: set[Card],
     for j in np.argsort(-probs.max(axis=1)):  # the surest box picks first
         p = np.where(blocked, 0.0, probs[j])
         order = np.argsort(-p)[:k]
-        if p[order[0]] < REREAD_MIN_PROB:
+        if p[order[0]] < min_prob:
             continue
         blocked[order[0]] = True
         keep_boxes.append(boxes[j])
