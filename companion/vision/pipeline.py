@@ -49,10 +49,9 @@ from companion.layout import SlotReading, TableLayout, slot_name
 from companion.rules import Rules
 from companion.vision.detections import Detections
 from companion.vision.card_read import CardRead, dedupe_cards  # noqa: F401 (re-exported)
-from companion.vision.orientation import angle_gap, layout_angle, named_mass, turned_homographies
+from companion.vision.orientation import layout_angle
 from companion.vision.outside import outside_places
-from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
-                                     reread_detections)
+from companion.vision.second_look import SecondLooks
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
                                            cross_second_indices, home_second_indices, maybe_second,
                                            place_orphans,
@@ -62,10 +61,6 @@ from companion.vision.slots import (LatticeFit, assign_points, convincing, cover
 
 #: Slot scores under this are reported for checking.
 LOW_SCORE = 0.5
-#: A layout turned this much (degrees) from the angle its corners were named at is named again.
-TURN_MIN_DEG = 25.0
-#: A pyramid named with a mean score under this may lie another way round: the other ways are tried.
-WEAK_NAMING = 0.45
 #: Frames in a row a searched fit must be found in before it replaces the tracked one.
 REFIT_FRAMES = 5
 
@@ -101,7 +96,7 @@ class FrameReading:
 
 
 
-class LayoutPipeline:
+class LayoutPipeline(SecondLooks):
     """Detector + slot mapping + consistency checks; keeps the last lattice fit between frames."""
 
     def __init__(self, detector: Optional[Detector] = None, rules: Rules = Rules(), *,
@@ -140,83 +135,6 @@ class LayoutPipeline:
         angle = layout_angle(self._prior) if self._prior is not None and self._turns() else 0.0
         dets = self.detector.detect(image_bgr, angle=angle) if angle else self.detector.detect(image_bgr)
         return self.read_image(image_bgr, dets, frame, angle)
-
-    def read_image(self, image_bgr: np.ndarray, dets: Detections, frame: int = -1,
-                   angle: float = 0.0) -> FrameReading:
-        """``read`` the frame's detections (named with the crops turned by ``angle``), then, with
-        the pipeline's detector: name the corners again with the crops turned as the lattice fit
-        says the layout lies, when that differs by ``TURN_MIN_DEG`` or more, and keep that reading
-        when it names the pyramid surer (a table turned by 90 degrees reads far better); and
-        re-read slots that must hold a card but showed none (``reread``)."""
-        size = (image_bgr.shape[1], image_bgr.shape[0])
-        state = (self._prior, self._candidate)
-        reading = self.read(dets, frame, size)
-        if reading.fit is not None and self._turns():
-            reading, dets, angle = self._best_turn(image_bgr, reading, dets, angle, state, frame, size)
-        classify = getattr(self.detector, "classify", None)
-        if not (self.reread and (reading.hidden or reading.unsure) and reading.fit is not None
-                and callable(classify)):
-            return reading
-        nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
-        node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
-        # a hidden slot's corner where the lattice puts it; an unsure one's where it was found
-        nodes, boxes = hidden_corner_boxes(reading.fit.node_xy(), [node_of[ri] for ri in reading.hidden],
-                                           reading.detections, size)
-        boxes = np.vstack([boxes, np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4)])
-        if not len(boxes):
-            return reading
-        assert reading.layout is not None
-        probs = classify(image_bgr, boxes, angle) if angle else classify(image_bgr, boxes)
-        # (a re-read scored under min_score would only be a corner for the fit again)
-        extra = reread_detections(probs, boxes, set(reading.layout.visible_cards()),
-                                  min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT))
-        if len(extra) == 0:
-            return reading
-        # Read the frame again with the re-read corners, from the tracking state it started with
-        # (a second pass must not count as a second frame confirming a refit).
-        self._prior, self._candidate = state
-        return self.read(concat(dets, extra), frame, size)
-
-    def _best_turn(self, image_bgr: np.ndarray, reading: FrameReading, dets: Detections, angle: float,
-                   state: tuple, frame: int, size: tuple[int, int]) -> tuple[FrameReading, Detections, float]:
-        """The reading that names the pyramid surest among: this one; the corners named with crops
-        turned as its fit lies (when that is ``TURN_MIN_DEG`` off the angle they were named at);
-        and, for a searched (not tracked) fit far from upright or a weakly named pyramid, the two
-        other ways the same corners make a pyramid (``orientation.turned_homographies``), each named turned its way."""
-        assert reading.fit is not None and self.detector is not None
-        fitted = layout_angle(reading.fit.homography)
-        tries: list[tuple[Optional[np.ndarray], float]] = []
-        if angle_gap(fitted, angle) >= TURN_MIN_DEG:
-            tries.append((None, fitted))
-        named = [s.score for _, _, s in reading.layout.slots() if s.card is not None] if reading.layout else []
-        # (a tracked fit's orientation was settled when it was found)
-        if not self.rules.inverted and not reading.fit.tracked and (angle_gap(fitted, 0.0) >= TURN_MIN_DEG
-                                        or (named and float(np.mean(named)) < WEAK_NAMING)):
-            tries += [(h, layout_angle(h)) for h in turned_homographies(reading.fit.homography, self.rules.rows)]
-        if not tries:
-            return reading, dets, angle
-        best = (named_mass(reading.layout), reading, dets, angle, (self._prior, self._candidate))
-        track = self.track
-        for h, turned in tries:
-            self._prior, self._candidate = state  # the same frame again, not a second frame
-            named_dets = self.detector.detect(image_bgr, angle=turned)  # type: ignore[call-arg]
-            if h is None:
-                again = self.read(named_dets, frame, size)
-            else:  # read as if tracking that orientation
-                self.track, self._prior, self._candidate = True, h, None
-                try:
-                    again = self.read(named_dets, frame, size)
-                finally:
-                    self.track = track
-            mass = named_mass(again.layout)
-            if mass > best[0]:
-                best = (mass, again, named_dets, turned, (self._prior, self._candidate) if track else state)
-        self._prior, self._candidate = best[4]
-        return best[1], best[2], best[3]
-
-    def _turns(self) -> bool:
-        """Whether the detector names corners with turned crops (``detect(image, angle=...)``)."""
-        return self.turn and bool(getattr(self.detector, "names_turned", False))
 
     # --- one frame -----------------------------------------------------------------------------
     def read(self, dets: Detections, frame: int = -1,
