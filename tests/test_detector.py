@@ -213,7 +213,8 @@ def test_zoom_reads_a_table_far_from_the_camera(detector):
         return len(cards & set(det[det.confidence >= 0.25].class_id.tolist()))
 
     once, twice = named(False), named(True)
-    assert twice >= max(2 * once, 0.6 * len(cards)), (once, twice, len(cards))
+    # (s2: 2x the cards with the zoom; r4, trained with close-ups, reads 18 of 25 alone, 25 with it)
+    assert twice >= max(once + 3, 0.8 * len(cards)), (once, twice, len(cards))
 
 
 def test_tracking_a_video_looks_only_at_the_zoomed_region(detector):

@@ -309,3 +309,26 @@ def test_a_second_index_on_a_cleared_slot_goes_home():
     far = np.array([[6.0, 8.0], uv[node[(6, 4)]]])
     home_second_indices(expected, reads, winner, np.array([False, True]), far, br_off, ri, uv)
     assert winner[node[(5, 4)]] == -1
+
+
+def test_a_card_voted_onto_two_slots_stays_where_most_frames_put_it():
+    # Two slots read as the same card by turns (each frame places it once, the pipeline's one
+    # card one place): a plurality per slot would put it on both; the weaker slot takes its own
+    # other reading.
+    deal = _full_deal(DEAL)
+    a, b = deal[(3, 1)], deal[(5, 1)]
+    fuser = LayoutFuser(10)
+    accepted = None
+    other = "KS" if a != "KS" else "QS"
+    # frames reading a on both slots, on (3, 1) only (the truth), on (5, 1) only: a holds 8 of
+    # 10 votes on (3, 1), 6 of 10 on (5, 1)
+    kinds = [(a, a)] * 4 + [(a, b)] * 4 + [(other, a)] * 2
+    for f, (on_3, on_5) in enumerate([kinds[k] for k in (0, 4, 8, 1, 5, 9, 2, 6, 3, 7)]):
+        slots = dict(deal)
+        slots[(3, 1)], slots[(5, 1)] = on_3, on_5
+        accepted = fuser.update(_table(slots), f) or accepted
+    assert accepted is not None
+    codes = [str(s.card) for row in accepted.pyramid for s in row if s.card is not None]
+    assert len(codes) == len(set(codes))
+    assert str(accepted.pyramid[3][1].card) == a
+    assert str(accepted.pyramid[5][1].card) == b

@@ -211,3 +211,18 @@ def test_a_slot_prefers_the_card_read_nowhere_else():
     layout = LayoutPipeline().read(with_det(dets, shifted, apex, 0.99)).layout
     assert str(layout.pyramid[1][1].card) == truth["pyramid_codes"][1][1]
     assert str(layout.pyramid[0][0].card) == apex
+
+
+def test_a_weak_single_read_below_the_pyramid_is_not_the_waste():
+    """A corner-like pattern on the stock's back read weakly must not become a waste card (it
+    would be taken for draws); a surely read waste card still is."""
+    truth = synth_truth(np.random.default_rng(11), waste_cards=1)
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"].startswith("waste") and l["which"] == "br")]
+    dets = clean(truth)
+    top = truth["waste"][0]["cards"][-1]
+    weak = Detections(dets.xyxy, dets.class_id,
+                      np.where([str(c) == top for c in dets.cards()], 0.3, dets.confidence).astype(np.float32),
+                      dets.alt_class_id, dets.alt_confidence)
+    assert [str(c) for c in LayoutPipeline().read(dets).layout.waste[0]] == [top]
+    reading = LayoutPipeline().read(weak)
+    assert reading.layout.waste[0] == ()

@@ -296,6 +296,7 @@ class LayoutFuser:
         if accepted is not None and len(accepted) != size:
             accepted = None
         out = []
+        votes: dict[int, Counter] = {}
         for pos in range(size):
             values = [k[pos] for k in keys]
             if pos == size - 1:  # the extras
@@ -305,6 +306,7 @@ class LayoutFuser:
                 out.append(value)
                 continue
             cards = Counter(v for v in values if v is not None)
+            votes[pos] = cards
             occupied = sum(cards.values())
             if len(values) - occupied >= self.quorum:
                 out.append(None)
@@ -318,7 +320,7 @@ class LayoutFuser:
                 top = max(cards.values())
                 # ties: the reading of the newest frame among them
                 out.append(next(v for v in reversed(values) if v is not None and cards[v] == top))
-        return tuple(out)
+        return tuple(_one_place(out, votes))
 
     def _build(self, settled: tuple, frame: int) -> TableLayout:
         window = list(self._window)
@@ -460,6 +462,27 @@ class LayoutFuser:
                 rows[r][i] = old
                 changed = True
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)) if changed else layout
+
+
+def _one_place(out: list, votes: dict[int, Counter]) -> list:
+    """A card voted onto two slots (each frame placed it once, but not always at the same slot:
+    two slots read alike by turns) stays where it holds the larger share of the votes; the other
+    slot takes its next most voted card seen nowhere else, if it has one."""
+    where: dict = {}
+    for pos, card in enumerate(out[:-1]):
+        if card is not None:
+            where.setdefault(card, []).append(pos)
+    used = set(where)
+    for card, places in where.items():
+        if len(places) < 2:
+            continue
+        places.sort(key=lambda p: -votes[p][card] / max(1, sum(votes[p].values())))
+        for p in places[1:]:
+            alt = next((c for c, _ in votes[p].most_common() if c not in used), None)
+            if alt is not None:
+                out[p] = alt
+                used.add(alt)
+    return out
 
 
 def _neighbours(r: int, i: int, rows: int) -> list[tuple[int, int]]:

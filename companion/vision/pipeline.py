@@ -88,6 +88,9 @@ class FrameReading:
     #: named surely, and that corner's box: worth a second look. (A hidden slot is looked at where
     #: the lattice puts its corner: a weak read there is as often another card's second index.)
     unsure: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
+    #: Slots whose card is read, less surely, at another place too and has no other likely name,
+    #: and the read's box: named again with the cards seen ruled out.
+    twice: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -264,6 +267,8 @@ class LayoutPipeline(SecondLooks):
             if rd is not None:
                 places.setdefault(rd.card, []).append((f"reserve {k + 1}", rd))
         seen = set(places)
+        slot_of_name = {slot_name(int(r), int(i)): (int(r), int(i)) for r, i in nodes_ri}
+        twice: dict[tuple[int, int], tuple[float, ...]] = {}
         for card, where in list(places.items()):
             if len(where) < 2:
                 continue
@@ -279,6 +284,8 @@ class LayoutPipeline(SecondLooks):
                                     f"taken as {alt} - please check")
                 else:
                     problems.append(f"{card} is seen twice: at {where[0][0]} and at {place} - please check")
+                    if place in slot_of_name:  # the classifier may name it with the card ruled out
+                        twice[slot_of_name[place]] = tuple(float(v) for v in dets.xyxy[rd.det])
         # Build the layout. A card lies on everything under it, recursively: those slots must hold cards.
         must_hold = np.zeros(n_nodes, bool)
         for node in sorted(range(n_nodes), key=lambda m: -nodes_ri[m][0] if not rules.inverted else nodes_ri[m][0]):
@@ -356,7 +363,7 @@ class LayoutPipeline(SecondLooks):
                 unsure.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
                                   tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
-                            unsure=unsure)
+                            unsure=unsure, twice=twice)  # type: ignore[arg-type]
 
     def _confirm(self, fit: LatticeFit, points: np.ndarray, pairs: np.ndarray) -> LatticeFit:
         """A search that contradicts the tracked fit (a hand hiding most of a late-game pyramid

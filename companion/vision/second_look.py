@@ -61,22 +61,32 @@ class SecondLooks:
         if reading.fit is not None and self._turns():
             reading, dets, angle = self._best_turn(image_bgr, reading, dets, angle, state, frame, size)
         classify = getattr(self.detector, "classify", None)
-        if not (self.reread and (reading.hidden or reading.unsure) and reading.fit is not None
+        if not (self.reread and (reading.hidden or reading.unsure or reading.twice) and reading.fit is not None
                 and callable(classify)):
             return reading
         nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
         node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
         # a hidden slot's corner where the lattice puts it; an unsure one's where it was found
-        nodes, boxes = hidden_corner_boxes(reading.fit.node_xy(), [node_of[ri] for ri in reading.hidden],
-                                           reading.detections, size)
+        _, boxes = hidden_corner_boxes(reading.fit.node_xy(), [node_of[ri] for ri in reading.hidden],
+                                       reading.detections, size)
         boxes = np.vstack([boxes, np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4)])
-        if not len(boxes):
-            return reading
+        dup_boxes = np.array(list(reading.twice.values()), np.float32).reshape(-1, 4)
         assert reading.layout is not None
-        probs = classify(image_bgr, boxes, angle) if angle else classify(image_bgr, boxes)
+        taken = set(reading.layout.visible_cards())
+        turned = {"angle": angle} if angle else {}
         # (a re-read scored under min_score would only be a corner for the fit again)
-        extra = reread_detections(probs, boxes, set(reading.layout.visible_cards()),
-                                  min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT))
+        extra = Detections.empty()
+        if len(boxes):
+            extra = reread_detections(classify(image_bgr, boxes, **turned), boxes, taken,
+                                      min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT))
+        if len(dup_boxes):
+            # A card read twice is wrong at one place: its best free name, however unsure, scored
+            # just enough to count (and marked for checking) beats a deal with a card twice.
+            taken |= set(extra.cards())
+            dup = reread_detections(classify(image_bgr, dup_boxes, **turned), dup_boxes, taken, min_prob=0.0)
+            dup = Detections(dup.xyxy, dup.class_id, np.maximum(dup.confidence, self.min_score).astype(np.float32),
+                             dup.alt_class_id, dup.alt_confidence)
+            extra = concat(extra, dup)
         if len(extra) == 0:
             return reading
         # Read the frame again with the re-read corners, from the tracking state it started with

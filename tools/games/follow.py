@@ -69,7 +69,7 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     rules = Rules.parse(truth["rules"])
     size = tuple(truth["size"])
     fps = float(truth.get("fps") or 30.0)
-    pipeline = LayoutPipeline(None, rules)
+    pipeline = LayoutPipeline(detector, rules)
     fuser = (LayoutFuser(k, max(2, -(-2 * k // 3)), rules=rules, pipeline=pipeline) if k
              else LayoutFuser.for_fps(fps, rules=rules, pipeline=pipeline))
     skipped = 0
@@ -82,9 +82,10 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
         images = (img for _, img in open_source(str(Path(folder) / truth["video"])))
     for f, (rec, image) in enumerate(zip(records, images)):
         t0 = time.perf_counter()
-        dets = (fake_detections(rec, size, rng, truth.get("card_width_px", 60.0)) if detector is None
-                else detector.detect(image))
-        reading = pipeline.read(dets, frame=f)
+        if detector is None:
+            reading = pipeline.read(fake_detections(rec, size, rng, truth.get("card_width_px", 60.0)), frame=f)
+        else:  # the app's and the follow command's path: with the second looks (companion.vision.second_look)
+            reading = pipeline.process(image, frame=f)
         t1 = time.perf_counter()
         before = fuser.skipped
         layout = fuser.update(reading, frame=f)
