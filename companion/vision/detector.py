@@ -155,6 +155,9 @@ class OnnxCardDetector:
     empty waste) goes unseen until the next whole-frame look, which cost the bundled demo a draw.
     """
 
+    #: ``detect(image, angle=...)`` names corners with their crops turned (see ``LayoutPipeline``).
+    names_turned = True
+
     def __init__(self, models_dir: str | os.PathLike | None = None, threads: int = 1,
                  min_score: float = 0.0, detector_conf: float | None = None, zoom: bool = True,
                  track: bool = False) -> None:
@@ -168,8 +171,6 @@ class OnnxCardDetector:
         self.zoom = zoom
         self.track = track
         self._region: tuple | None = None  # (region, frame size, corners found there) while tracking
-        #: ``detect(image, angle=...)`` names corners with their crops turned (see ``LayoutPipeline``).
-        self.names_turned = True
         #: The last image's corners (image, boxes, scores): naming it again at another angle
         #: costs only the classifier. Held by identity: a frame is not changed after it is read.
         self._corner_memo: tuple | None = None

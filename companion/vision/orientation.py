@@ -15,12 +15,17 @@ import numpy as np
 from companion.vision.lattice import apply_h, fit_affine, pyramid_nodes
 
 
+def apply_dir(h: np.ndarray) -> np.ndarray:
+    """Image direction of the lattice's "down" at the apex under homography ``h``."""
+    p = apply_h(np.asarray(h, np.float64), np.array([[0.0, 0.0], [0.0, 1.0]]))
+    return p[1] - p[0]
+
+
 def layout_angle(h: np.ndarray) -> float:
     """The layout's turn in the image, degrees: 0 when its "down" (apex to base) is the image's,
     positive counter-clockwise; turning a crop by it (``corner_crop(angle=...)``) sets its index
     upright."""
-    p = apply_h(np.asarray(h, np.float64), np.array([[0.0, 0.0], [0.0, 1.0]]))
-    dx, dy = p[1] - p[0]
+    dx, dy = apply_dir(h)
     return float(np.degrees(np.arctan2(-dx, dy)))
 
 
@@ -52,8 +57,11 @@ def turned_homographies(h: np.ndarray, rows: int) -> list[np.ndarray]:
     return out
 
 
+def named_scores(layout) -> list[float]:
+    """The scores of the pyramid's cards in a ``TableLayout`` (none for ``None``)."""
+    return [] if layout is None else [s.score for _, _, s in layout.slots() if s.card is not None]
+
+
 def named_mass(layout) -> float:
-    """Sum of the pyramid's card scores in a ``TableLayout`` (0 for none): how surely it is named."""
-    if layout is None:
-        return 0.0
-    return float(sum(s.score for _, _, s in layout.slots() if s.card is not None))
+    """Sum of the pyramid's card scores (0 for no layout): how surely a reading names it."""
+    return float(sum(named_scores(layout)))

@@ -49,7 +49,7 @@ from companion.layout import SlotReading, TableLayout, slot_name
 from companion.rules import Rules
 from companion.vision.detections import Detections
 from companion.vision.card_read import CardRead, dedupe_cards  # noqa: F401 (re-exported)
-from companion.vision.orientation import layout_angle
+from companion.vision.orientation import apply_dir, layout_angle
 from companion.vision.outside import outside_places
 from companion.vision.second_look import SecondLooks
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
@@ -439,28 +439,6 @@ class LayoutPipeline(SecondLooks):
                 if 0 <= int(c) < 52:
                     alts[DECK[int(c)]] = max(alts.get(DECK[int(c)], 0.0), float(s))
         return CardRead(j, card, score, alts, (float(uv[0]), float(uv[1])))
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def apply_dir(h: np.ndarray) -> np.ndarray:
-    """Image direction of the lattice's "down" at the apex under homography ``h``."""
-    from companion.vision.slots import apply_h
-    p = apply_h(h, np.array([[0.0, 0.0], [0.0, 1.0]]))
-    return p[1] - p[0]
 
 
 def read_to_json(reading: FrameReading) -> dict[str, Any]:

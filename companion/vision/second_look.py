@@ -21,7 +21,8 @@ import numpy as np
 
 from companion.vision.detections import Detections
 from companion.vision.lattice import pyramid_nodes
-from companion.vision.orientation import angle_gap, layout_angle, named_mass, turned_homographies
+from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
+                                          turned_homographies)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections)
 
@@ -105,11 +106,12 @@ class SecondLooks:
         tries: list[tuple[Optional[np.ndarray], float]] = []
         if angle_gap(fitted, angle) >= TURN_MIN_DEG:
             tries.append((None, fitted))
-        named = [s.score for _, _, s in reading.layout.slots() if s.card is not None] if reading.layout else []
         # (a tracked fit's orientation was settled when it was found)
-        if not self.rules.inverted and not reading.fit.tracked and (angle_gap(fitted, 0.0) >= TURN_MIN_DEG
-                                        or (named and float(np.mean(named)) < WEAK_NAMING)):
-            tries += [(h, layout_angle(h)) for h in turned_homographies(reading.fit.homography, self.rules.rows)]
+        if not self.rules.inverted and not reading.fit.tracked:
+            named = named_scores(reading.layout)
+            if angle_gap(fitted, 0.0) >= TURN_MIN_DEG or (named and float(np.mean(named)) < WEAK_NAMING):
+                tries += [(h, layout_angle(h))
+                          for h in turned_homographies(reading.fit.homography, self.rules.rows)]
         if not tries:
             return reading, dets, angle
         best = (named_mass(reading.layout), reading, dets, angle, (self._prior, self._candidate))
