@@ -479,6 +479,54 @@ def test_start_waits_for_a_card_hidden_in_the_first_view():
 
 
 
+def _swapped(layout, a, b):
+    """``layout`` with the cards of slots ``a`` and ``b`` (row, index) read the other way round."""
+    ca, cb = layout.pyramid[a[0]][a[1]].card, layout.pyramid[b[0]][b[1]].card
+    return misread(misread(layout, *a, cb), *b, ca)
+
+
+@pytest.mark.parametrize("misread_first", [True, False])
+def test_start_takes_each_slot_as_read_longest_before_the_first_removal(misread_first):
+    # The fuser may settle on a misreading for a moment (two look-alike cards read the other way
+    # round) before the camera reads the deal right, or the other way round. The deal is the
+    # reading held longest until a card leaves the pyramid; no move is called illegal for it.
+    from companion.playalong.start import FollowStart
+    rules = Rules.preset("classic")
+    truth = GameState.initial(rules, Deal.random(rules, random.Random(8)))
+    right = layout_of(truth, frame=0)
+    wrong = _swapped(right, (2, 0), (6, 3))
+    views = [replace(wrong, frame=0), replace(right, frame=10)] if misread_first else \
+        [replace(right, frame=0), replace(wrong, frame=30)]  # right for 30 frames, wrong for 10
+    start = FollowStart(rules, fps=10.0)
+    for v in views:
+        start.feed(v)
+    assert start.follower is None  # nothing removed yet: the deal may still be read better
+    move = first_move(truth, "remove")
+    truth = truth.apply(move)
+    start.feed(layout_of(truth, frame=40))
+    assert start.follower is not None
+    assert start.follower.game.deal.pyramid == Deal.from_cards(rules, truth.deal.pyramid, ()).pyramid
+    assert [str(m) for m in start.follower.moves] == [str(move)]
+    assert kinds(start.follower).count("illegal") == 0
+
+
+def test_start_votes_for_one_card_per_slot_and_falls_back_to_the_longest_view():
+    from companion.playalong.start import voted_deal
+    rules = Rules.preset("classic")
+    truth = GameState.initial(rules, Deal.random(rules, random.Random(9)))
+    right = layout_of(truth, frame=0)
+    c = right.pyramid[6][0].card
+    # slot (6, 1) read as the card of (6, 0) for long, (6, 0) read right: a card named twice
+    twice = misread(right, 6, 1, c)
+    views = [replace(right, frame=0), replace(twice, frame=5)]
+    assert voted_deal(views, replace(right, frame=50)).pyramid == twice.pyramid
+    assert voted_deal(views, replace(right, frame=8)).pyramid == right.pyramid
+    # each slot its own longest reading, from different views
+    a, b = misread(right, 0, 0, c, 0.9), misread(right, 1, 0, None)
+    voted = voted_deal([replace(a, frame=0), replace(b, frame=1), replace(right, frame=2)], replace(right, frame=4))
+    assert voted.pyramid == right.pyramid and voted_deal([right], None) is right
+
+
 def test_recycle_after_taking_the_waste_top_waits_for_the_card_beneath():
     # The waste top taken in a pair and the pile gone in one view: the card beneath was never
     # seen (a hand over it), so that view alone does not record a recycle.

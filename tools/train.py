@@ -354,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cls-sharp-only", action="store_true", help="... and only on scenes without blur")
     p.add_argument("--cls-init", help="start the classifier from these weights (e.g. an earlier run's last.pt)")
     p.add_argument("--cls-batch", type=int, default=32, help="small batches: more updates per CPU second")
+    p.add_argument("--det-cache", choices=("ram", "none"), default="ram",
+                   help="keep the detector's resized train images in memory (no JPEG decoding each epoch)")
     p.add_argument("--det-val", type=int, default=0, help="validate the detector every epoch (1) or at the end (0)")
     p.add_argument("--crops", type=int, default=2, help="jittered classifier crops per train corner")
     p.add_argument("--limit", type=int, help="use only the first N images of each split")
@@ -424,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         timed("detector", lambda: _train(
             "detector", work, args.det_init or detector_yaml(work), data=str(work / "det" / "data.yaml"), epochs=args.det_epochs,
             imgsz=args.det_imgsz, batch=args.det_batch, warmup_epochs=min(1, args.det_epochs), degrees=0.0,
-            close_mosaic=max(1, args.det_epochs // 4), patience=100, optimizer="AdamW", lr0=args.det_lr, val=bool(args.det_val), **common))
+            close_mosaic=max(1, args.det_epochs // 4), patience=100, optimizer="AdamW", lr0=args.det_lr, val=bool(args.det_val),
+            cache=False if args.det_cache == "none" else args.det_cache, **common))
         info["detector_metrics"] = last_metrics(work / "detector")
     if "classifier" in stages:
         cls_data = work / "cls"

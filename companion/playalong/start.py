@@ -9,6 +9,13 @@ lying there is gone), builds the deal with them and replays the kept layouts
 into a ``Follower``. A first layout that cannot be completed within
 ``max_wait`` layouts, or is no deal at all, is dropped and the next one tried
 (as before: "wait for the next").
+
+The deal is not taken from the first stable layout alone: every stable view until the first
+card leaves the pyramid shows the same deal, and the fuser can settle on a misreading for a
+second before the camera reads it right (clubs for spades, at the start of the bundled demo).
+Each slot takes the card it showed the longest over those views (frames until the next view);
+the game starts when a card first leaves the pyramid, and those views are replayed with that
+pyramid (their waste and stock as seen).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
+from companion.cards import Card
 from companion.errors import CompanionError
 from companion.game import Deal
 from companion.layout import SlotReading, TableLayout
@@ -36,6 +44,47 @@ def unseen_covered(rules: Any, layout: TableLayout) -> list[int]:
                     if any(cards[c] is not None or c in covered for c in geo.covers(i))}
     down = face_down_slots(rules)
     return sorted(i for i in covered if cards[i] is None and i not in down)
+
+
+def deal_views(layouts: list[TableLayout]) -> int:
+    """How many layouts from the first show its pyramid untouched: every card read in the
+    first still read at its slot (cards may differ: that is a reading, not a move)."""
+    shape = [s.card is not None for _, _, s in layouts[0].slots()]
+    for n, layout in enumerate(layouts[1:], 1):
+        now = [s.card is not None for _, _, s in layout.slots()]
+        if len(now) != len(shape) or any(a and not b for a, b in zip(shape, now)):
+            return n
+    return len(layouts)
+
+
+def voted_deal(views: list[TableLayout], after: Optional[TableLayout]) -> TableLayout:
+    """The first view with each slot showing the reading it held the longest across ``views``
+    (frames until the next view; ``after`` ends the last). Unknown frame numbers count 1 each.
+    Should the votes name a card twice, the longest-held view is taken whole."""
+    if len(views) == 1:
+        return views[0]
+    ends = [v.frame for v in views[1:]] + [after.frame if after is not None else -1]
+    weights = [e - v.frame if v.frame >= 0 and e > v.frame else 1 for v, e in zip(views, ends)]
+    rows = [len(r) for r in views[0].pyramid]
+    tally: list[dict[Optional[Card], float]] = [{} for _ in range(sum(rows))]
+    best: list[dict[Optional[Card], SlotReading]] = [{} for _ in range(sum(rows))]
+    for view, w in zip(views, weights):
+        for i, (_, _, reading) in enumerate(view.slots()):
+            tally[i][reading.card] = tally[i].get(reading.card, 0.0) + w
+            held = best[i].get(reading.card)
+            if held is None or reading.score > held.score:
+                best[i][reading.card] = reading
+    voted = [best[i][max(t, key=lambda c: t[c])] for i, t in enumerate(tally)]
+    cards = [r.card for r in voted if r.card is not None]
+    if len(cards) != len(set(cards)):
+        return max(zip(views, weights), key=lambda vw: vw[1])[0]
+    if all(r.card == s.card for r, (_, _, s) in zip(voted, views[0].slots())):
+        return views[0]
+    pyramid, n = [], 0
+    for size in rows:
+        pyramid.append(tuple(voted[n:n + size]))
+        n += size
+    return replace(views[0], pyramid=tuple(pyramid))
 
 
 class FollowStart:
@@ -76,7 +125,13 @@ class FollowStart:
     # --- helpers -------------------------------------------------------------------------------
     def _try_start(self, final: bool = False) -> list[Event]:
         while self._waiting:
-            first = self._waiting[0]
+            views = deal_views(self._waiting)
+            if views == len(self._waiting) and not final and len(self._waiting) <= self.max_wait:
+                return []  # no card has left the pyramid yet: the deal may still be read better
+            first = voted_deal(self._waiting[:views], self._waiting[views] if views < len(self._waiting) else None)
+            # the deal views, replayed, show the voted pyramid (their waste and stock as seen)
+            self._waiting[:views] = [v if v.pyramid == first.pyramid else replace(v, pyramid=first.pyramid)
+                                     for v in self._waiting[:views]]
             missing = unseen_covered(self.rules, first)
             named = self._named(first, missing)
             if len(named) < len(missing) and not final and len(self._waiting) <= self.max_wait:
