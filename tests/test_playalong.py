@@ -527,6 +527,44 @@ def test_start_votes_for_one_card_per_slot_and_falls_back_to_the_longest_view():
     assert voted.pyramid == right.pyramid and voted_deal([right], None) is right
 
 
+def _king_read_as_queen(seed_from: int = 0):
+    """A deal with a king in the bottom row whose queen of the same suit lies in the stock."""
+    rules = Rules.preset("classic")
+    for seed in range(seed_from, seed_from + 200):
+        truth = GameState.initial(rules, Deal.random(rules, random.Random(seed)))
+        for i in range(7):
+            king = truth.pyramid[21 + i]
+            if king.rank == 13:
+                queen = next(c for c in rules.deck_cards() if c.rank == 12 and c.suit == king.suit)
+                if queen not in truth.pyramid:
+                    return rules, truth, i, king, queen
+    raise AssertionError("no such deal")
+
+
+@pytest.mark.parametrize("deal_read", [True, False])
+def test_deal_misread_from_the_view_is_corrected_by_a_legal_move(deal_read):
+    # The deal read from the view has a queen where a king lies; the camera reads the king
+    # afterwards (a check), and the person removes it alone. Only the deal as the camera now
+    # reads it makes that legal: the deal is corrected and the move recorded. A deal the
+    # person confirmed is never corrected this way: the removal is illegal.
+    rules, truth, i, king, queen = _king_read_as_queen()
+    right = layout_of(truth, frame=0)
+    wrong = misread(right, 6, i, queen, 0.9, 0.05)
+    f = Follower(rules, wrong if deal_read else Deal.from_cards(
+        rules, [queen if c is king else c for c in truth.deal.pyramid], ()))
+    f.feed(replace(right, frame=10))
+    assert kinds(f)[-1] == "check" and f.moves == ()
+    after = truth.apply(Move.remove(king))
+    events = f.feed(layout_of(after, frame=20))
+    if deal_read:
+        assert [e.kind for e in events] == ["check", "move"] and "the deal was misread" in events[0].text
+        assert f.moves == (Move.remove(king),) and f.game.deal.pyramid[21 + i] is king
+        assert f.feed(layout_of(after, frame=30)) == []  # the table as recorded: nothing to say
+    else:  # the queen lifted alone, as the record has it: illegal once it stays gone
+        events += f.tick(200)
+        assert [e.kind for e in events] == ["illegal"] and f.moves == ()
+
+
 def test_recycle_after_taking_the_waste_top_waits_for_the_card_beneath():
     # The waste top taken in a pair and the pile gone in one view: the card beneath was never
     # seen (a hand over it), so that view alone does not record a recycle.

@@ -31,6 +31,7 @@ from companion.errors import IllegalMoveError, InvalidLayoutError
 from companion.game import Deal, Game
 from companion.layout import TableLayout
 from companion.moves import DRAW, RECYCLE, Move
+from companion.playalong.deal_reads import corrected_games
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.misreads import diagnose, doubtful_readings, eye_check, open_cards
@@ -117,9 +118,12 @@ class Follower:
         #: Draws recorded right after a blocked view: where a second, unseen draw may hide.
         self._hidden_points: list[HiddenPoint] = []
         first: Optional[TableLayout] = None
+        #: The deal is the camera's reading (no one confirmed it): a misread slot may be corrected
+        #: by the person's moves (``deal_reads``).
+        self._deal_read = isinstance(start, TableLayout)
         if isinstance(start, Game):
             self.game = start
-        elif isinstance(start, TableLayout):
+        elif isinstance(start, TableLayout):  # the deal as read: no one confirmed it
             first = start
             self.game = Game(rules, deal_from_layout(rules, start))
         else:
@@ -230,6 +234,13 @@ class Follower:
                 self.status = "check"
                 self.events.extend(new)
                 return new
+        if found is None and self._deal_read:
+            corrected = self._correct_deal(obs, checks)
+            if corrected is not None:
+                self._last_illegal = None
+                self.status = "check"
+                self.events.extend(corrected)
+                return corrected
         if found is None:
             # misread slots are the eye's doing: say what the person did with the cards
             text = diagnose(state, fixed, wrong, self.game.moves, self.max_moves)
@@ -355,6 +366,25 @@ class Follower:
                 events = [Event(obs.frame, CHECK, f"{wrong} is on the table: the hidden pair used {other}, "
                                                   f"not {wrong} (record corrected)")]
                 return events + self._record(found, obs.frame)
+        return None
+
+    def _correct_deal(self, obs: Observation, checks: list[tuple]) -> Optional[list[Event]]:
+        """No legal continuation explains ``obs`` with the deal as read from the view: try it with
+        the slots the camera reads otherwise (open checks and this view's) as the camera reads them."""
+        readings = {k[0]: k[1] for k in list(self._open_checks) + [key for key, _ in checks]
+                    if isinstance(k[0], int) and isinstance(k[1], Card)}
+        for game, changed in corrected_games(self.rules, self.game, sorted(readings.items())):
+            fixed, _, wrong = eye_check(game.state, obs)
+            found = None if wrong else self._explain(game.state, fixed, None, None)
+            if found is None or found.guessed:
+                continue
+            self.game = game
+            self._checkpoints.clear()
+            self._open_checks -= {(s, new) for s, (_, new) in changed.items()}
+            fixes = ", ".join(f"{slot_name(s)} is {new}, not {old}" for s, (old, new) in changed.items())
+            return [Event(obs.frame, CHECK, f"the deal was misread: {fixes} (as the camera reads it; the "
+                                            "table makes sense only so): record corrected")] + \
+                self._record(found, obs.frame)
         return None
 
     def _revise(self, obs: Observation, depth: int = 3) -> Optional[list[Event]]:
