@@ -226,3 +226,22 @@ def test_a_weak_single_read_below_the_pyramid_is_not_the_waste():
     assert [str(c) for c in LayoutPipeline().read(dets).layout.waste[0]] == [top]
     reading = LayoutPipeline().read(weak)
     assert reading.layout.waste[0] == ()
+
+
+def test_a_lone_waste_read_of_a_card_surely_on_the_pyramid_is_not_the_waste():
+    """The stock's back read as a pyramid card (KH on the waste spot, KH on the pyramid by a surer
+    read) is neither the waste nor a card seen twice: such frames would be skipped by fusion."""
+    truth = synth_truth(np.random.default_rng(11), waste_cards=1)
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"].startswith("waste") and l["which"] == "br")]
+    dets = clean(truth)
+    top = truth["waste"][0]["cards"][-1]
+    apex = truth["pyramid_codes"][0][0]
+    as_apex = np.array([Card.parse(apex).index if str(c) == top else k for c, k in zip(dets.cards(), dets.class_id)])
+    for score, waste in ((0.7, ()), (0.99, (apex,))):  # the apex is read at 0.95 (fake, no noise)
+        conf = np.where([str(c) == top for c in dets.cards()], score, dets.confidence).astype(np.float32)
+        reading = LayoutPipeline().read(Detections(dets.xyxy, as_apex, conf, dets.alt_class_id, dets.alt_confidence))
+        assert tuple(str(c) for c in reading.layout.waste[0]) == waste
+        if not waste:
+            assert str(reading.layout.pyramid[0][0].card) == apex and reading.anomalies == 0
+        else:  # the waste read is the surer one: the apex takes another reading, to be checked
+            assert any("also at waste" in p for p in reading.problems)

@@ -250,6 +250,11 @@ class LayoutPipeline(SecondLooks):
         # Off the lattice: waste, cells, reserve.
         off = [j for j in range(n) if not used[j] and (ids[j] < 0 or winner[ids[j]] != j)]
         waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off)
+        # A waste pile read as one card that the pyramid shows by a surer read: most often the
+        # stock's back or the table read as a card. Not the waste, and no "seen twice" anomaly (which
+        # makes fusion skip the frame: a rendered game went 8 s without a stable view).
+        sure = {reads[w].card: reads[w].score for w in winner if w >= 0}
+        waste = [[] if len(pile) == 1 and sure.get(pile[0].card, 0.0) > pile[0].score else pile for pile in waste]
         problems: list[str] = []
         # One card, one place.
         places: dict[Card, list[tuple[str, CardRead]]] = {}
