@@ -123,7 +123,7 @@ class Follower:
         self._deal_read = isinstance(start, TableLayout)
         if isinstance(start, Game):
             self.game = start
-        elif isinstance(start, TableLayout):  # the deal as read: no one confirmed it
+        elif isinstance(start, TableLayout):
             first = start
             self.game = Game(rules, deal_from_layout(rules, start))
         else:

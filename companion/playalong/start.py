@@ -65,9 +65,9 @@ def voted_deal(views: list[TableLayout], after: Optional[TableLayout]) -> TableL
         return views[0]
     ends = [v.frame for v in views[1:]] + [after.frame if after is not None else -1]
     weights = [e - v.frame if v.frame >= 0 and e > v.frame else 1 for v, e in zip(views, ends)]
-    rows = [len(r) for r in views[0].pyramid]
-    tally: list[dict[Optional[Card], float]] = [{} for _ in range(sum(rows))]
-    best: list[dict[Optional[Card], SlotReading]] = [{} for _ in range(sum(rows))]
+    size = sum(len(r) for r in views[0].pyramid)
+    tally: list[dict[Optional[Card], float]] = [{} for _ in range(size)]
+    best: list[dict[Optional[Card], SlotReading]] = [{} for _ in range(size)]
     for view, w in zip(views, weights):
         for i, (_, _, reading) in enumerate(view.slots()):
             tally[i][reading.card] = tally[i].get(reading.card, 0.0) + w
@@ -78,13 +78,19 @@ def voted_deal(views: list[TableLayout], after: Optional[TableLayout]) -> TableL
     cards = [r.card for r in voted if r.card is not None]
     if len(cards) != len(set(cards)):
         return max(zip(views, weights), key=lambda vw: vw[1])[0]
-    if all(r.card == s.card for r, (_, _, s) in zip(voted, views[0].slots())):
-        return views[0]
-    pyramid, n = [], 0
-    for size in rows:
-        pyramid.append(tuple(voted[n:n + size]))
-        n += size
-    return replace(views[0], pyramid=tuple(pyramid))
+    return with_slots(views[0], {i: r for i, (r, (_, _, s)) in enumerate(zip(voted, views[0].slots()))
+                                 if r.card != s.card})
+
+
+def with_slots(layout: TableLayout, readings: dict[int, SlotReading]) -> TableLayout:
+    """``layout`` with pyramid slots (deal order) read as ``readings`` say (itself if none)."""
+    if not readings:
+        return layout
+    rows, n = [], 0
+    for row in layout.pyramid:
+        rows.append(tuple(readings.get(n + i, s) for i, s in enumerate(row)))
+        n += len(row)
+    return replace(layout, pyramid=tuple(rows))
 
 
 class FollowStart:
@@ -137,7 +143,7 @@ class FollowStart:
             if len(named) < len(missing) and not final and len(self._waiting) <= self.max_wait:
                 return []  # wait for a view that shows the hidden cards
             try:
-                follower = Follower(self.rules, self._filled(first, named), **self.follower_kw)
+                follower = Follower(self.rules, with_slots(first, named), **self.follower_kw)
             except CompanionError as exc:
                 self.errors.append(f"frame {first.frame}: {exc}")
                 self._waiting.pop(0)
@@ -162,12 +168,3 @@ class FollowStart:
                     out[i] = slots[i]
         return out
 
-    @staticmethod
-    def _filled(layout: TableLayout, named: dict[int, SlotReading]) -> TableLayout:
-        if not named:
-            return layout
-        rows, n = [], 0
-        for row in layout.pyramid:
-            rows.append(tuple(named.get(n + i, s) for i, s in enumerate(row)))
-            n += len(row)
-        return replace(layout, pyramid=tuple(rows))
