@@ -223,7 +223,8 @@ def test_tracking_a_video_looks_only_at_the_zoomed_region(detector):
     small = cv2.resize(image, None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
     frame = np.full((720, 1280, 3), 60, np.uint8)
     frame[200:200 + small.shape[0], 300:300 + small.shape[1]] = small
-    tracker = OnnxCardDetector(detector.models_dir, track=True)
+    # (faint corners off: the whole frame's faint reads of its small cards are not the point here)
+    tracker = OnnxCardDetector(detector.models_dir, track=True, faint_conf=0)
     passes = []
     inner = tracker._corners_in
     tracker._corners_in = lambda image: (passes.append(image.shape[:2]), inner(image))[1]
@@ -252,3 +253,48 @@ def test_naming_the_same_frame_again_turned_reuses_its_corners(detector):
     assert len(turned) <= len(upright) and not np.array_equal(turned.class_id, upright.class_id)
     det.detect(image.copy(), angle=90.0)  # another frame: its own corners
     assert len(passes) > n
+
+
+def test_faint_corners_count_only_when_named_surely(detector):
+    from dataclasses import replace
+
+    plain = OnnxCardDetector(detector.models_dir, faint_conf=0)
+    assert plain.settings.faint_conf is None and plain.floor_conf == plain.settings.detector_conf
+    corner = np.array([0.15, 0.15, 0.3, 0.6, 0.9], np.float32)
+    name = np.array([0.9, 0.5, 0.85, 0.9, 0.3], np.float32)
+    score, counts = plain._scores(corner, name)
+    assert np.allclose(score, corner * name) and counts.tolist() == [False, False, True, True, True]
+    faint = OnnxCardDetector(detector.models_dir, faint_conf=0.1)
+    faint.settings = replace(faint.settings, faint_name=0.8)
+    assert faint.floor_conf == pytest.approx(0.1)
+    score, counts = faint._scores(corner, name)
+    # a faint corner named surely counts, scored in the band the pipeline asks to check
+    assert counts.tolist() == [True, False, True, True, True]
+    assert score[0] == pytest.approx(0.9 * np.sqrt(0.15)) and 0.25 <= score[0] < 0.5
+    # a surer corner never scores lower than a fainter one named as surely
+    assert score[2] == pytest.approx(0.85 * np.sqrt(0.3)) and score[2] > 0.85 * 0.3
+    # reads at or above the check band keep corner x name; unsure names are never lifted
+    assert score[3] == pytest.approx(0.9 * 0.6) and score[4] == pytest.approx(0.9 * 0.3)
+    assert score[1] == pytest.approx(0.15 * 0.5)
+
+
+def test_faint_corners_setting_round_trips_and_is_off_by_default(tmp_path):
+    assert RecognitionSettings().faint_conf is None
+    s = RecognitionSettings(faint_conf=0.1, faint_name=0.75)
+    assert RecognitionSettings.from_json(s.to_json()) == s
+
+
+def test_faint_corners_surely_named_find_more_cards(detector):
+    # A hard sample (small, blurred cards): the sure corners name 3 of its 29 cards, the faint
+    # ones surely named add 4 more and no false card.
+    path = SAMPLES / "val_s12_000012.jpg"
+    image = cv2.imread(str(path))
+    classes, _ = read_labels(path.with_suffix(".txt"), image.shape[1], image.shape[0])
+    cards = set(classes.tolist())
+    found = {}
+    for faint in (0, 0.1):
+        det = OnnxCardDetector(detector.models_dir, faint_conf=faint).detect(image)
+        found[faint] = set(det[det.confidence >= 0.25].class_id.tolist())
+    assert found[0] <= found[0.1]
+    assert len(found[0.1] & cards) > len(found[0] & cards)
+    assert len(found[0.1] - cards) <= len(found[0] - cards)

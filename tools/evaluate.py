@@ -260,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-score", type=float, default=0.25)
     p.add_argument("--real", type=Path, default=REAL_DEFAULT, help="real photo folder ('' to skip)")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--det-conf", type=float, help="corner threshold (default: the model's own)")
+    p.add_argument("--det-conf", type=float, help="sure-corner threshold (default: the model's own)")
+    p.add_argument("--faint-conf", type=float,
+                   help="faint-corner threshold, 0 for none (default: the model's own)")
     p.add_argument("--no-zoom", action="store_true", help="one detector pass only (no enlarged second look)")
     p.add_argument("--card", action="store_true", help="write the figures into the model card")
     args = p.parse_args(argv)
@@ -269,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     from companion.vision.model_files import default_models_dir
 
     detector = OnnxCardDetector(args.models, threads=args.threads, detector_conf=args.det_conf,
+                                faint_conf=args.faint_conf,
                                 zoom=not args.no_zoom)
     summary, real = {}, None
     if args.data:

@@ -22,6 +22,7 @@ what handles hands).
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import os
@@ -141,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fake", type=int, default=0, help="generate this many scenes here instead")
     ap.add_argument("--detector", choices=("fake", "onnx"), default="fake")
     ap.add_argument("--noise", choices=sorted(NOISE), default="realistic")
+    ap.add_argument("--det-conf", type=float, default=None,
+                    help="onnx: sure-corner threshold (default: the model's recognition.json)")
+    ap.add_argument("--faint-conf", type=float, default=None,
+                    help="onnx: faint-corner threshold, 0 for none (default: the model's recognition.json)")
     ap.add_argument("--min-score", type=float, default=0.25, help="pipeline: ignore reads scored lower")
     ap.add_argument("--no-reread", action="store_true",
                     help="onnx: no second look at slots that must hold a card but show no read")
@@ -148,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--show-failures", type=int, default=0)
+    ap.add_argument("--csv", type=Path, default=None,
+                    help="write one row per scene: slots missed, false, misnamed, mapping errors, waste")
     ap.add_argument("--static-hands", type=int, default=0, metavar="FRAMES",
                     help="instead: count false layout changes over FRAMES frames of static deals with hands")
     ap.add_argument("--k", type=int, default=DEFAULT_K, help="fusion: frames a change must be stable")
@@ -163,12 +170,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.detector == "onnx":
         import cv2
         from companion.vision.detector import OnnxCardDetector  # the model developer's
-        detector = OnnxCardDetector()
+        detector = OnnxCardDetector(detector_conf=args.det_conf, faint_conf=args.faint_conf)
     rng = np.random.default_rng(args.seed + 1000)
     scenes = truth_scenes(args.truth, args.limit) if args.truth else fake_scenes(args.fake, args.seed)
     stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     failures = 0
     t_read = []
+    rows_csv: list[dict] = []
     for truth in scenes:
         scene_rules = rules
         if truth.get("rows", rules.rows) != rules.rows or bool(truth.get("inverted")) != rules.inverted:
@@ -214,6 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         got_tops = [] if reading.layout is None else [None if t is None else str(t)
                                                        for t in reading.layout.waste_tops()]
         waste_ok = [t for t in tops if t] == [t for t in got_tops if t]
+        pairs = [] if got is None else [(a, b) for ra, rb in zip(want, got) for a, b in zip(ra, rb)]
+        rows_csv.append({
+            "scene": truth["name"], "slots": n_slots, "wrong": wrong, "found_pyramid": got is not None,
+            "missed": sum(a is not None and b is None for a, b in pairs),
+            "false": sum(a is None and b is not None for a, b in pairs),
+            "misnamed": sum(a is not None and b is not None and a != b for a, b in pairs),
+            "mapping_errors": map_wrong, "waste_top_right": waste_ok,
+            "conditions": ";".join(sorted(groups(truth.get("conditions", {})))),
+        })
         for g in groups(truth.get("conditions", {})):
             s = stats[g]
             s["scenes"] += 1
@@ -231,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
             print("  want", want)
             print("  got ", got)
             print("  problems", reading.problems)
+    if args.csv is not None and rows_csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        with open(args.csv, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows_csv[0]))
+            writer.writeheader()
+            writer.writerows(rows_csv)
     print(f"detector={args.detector} noise={args.noise if args.detector == 'fake' else '-'} "
           f"rules={rules.name} source={'fake' if args.fake else args.truth}")
     print(f"{'group':<16}{'scenes':>7}{'slots right':>13}{'deals exact':>13}{'<=1 wrong':>11}{'waste top':>11}"

@@ -347,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--det-size", default="384x640", help="exported detector input HxW")
     p.add_argument("--cls-epochs", type=int, default=4)
     p.add_argument("--cls-imgsz", type=int, default=64)
+    p.add_argument("--faint-conf", type=float, default=0.1,
+                   help="exported setting: fainter corners (down to this) count when named surely; 0: never")
     p.add_argument("--cls-lr", type=float, default=0.002)
     p.add_argument("--det-init", help="start the detector from these weights (e.g. an earlier run's last.pt)")
     p.add_argument("--det-lr", type=float, default=0.002)
@@ -388,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         out = args.out or REPO / "models"
     work.mkdir(parents=True, exist_ok=True)
     h, w = (int(v) for v in args.det_size.lower().split("x"))
-    settings = RecognitionSettings(detector_size=(h, w), classifier_size=args.cls_imgsz)
+    settings = RecognitionSettings(detector_size=(h, w), classifier_size=args.cls_imgsz,
+                                   faint_conf=args.faint_conf if args.faint_conf > 0 else None)
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]
     bad = [s for s in stages if s not in STAGES]
     if bad:

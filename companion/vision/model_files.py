@@ -15,6 +15,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from companion.cards import CARD_CODES
 from companion.errors import CompanionError
@@ -44,7 +45,11 @@ class RecognitionSettings:
     detector_size: tuple[int, int] = (384, 640)   # (height, width) of the detector input
     classifier_size: int = 64                     # square crop side fed to the classifier
     crop_margin: float = 1.3                      # crop side = margin * longer side of the corner box
-    detector_conf: float = 0.25                   # keep corners scoring at least this
+    detector_conf: float = 0.25                   # a corner scoring at least this is surely one
+    #: A fainter corner, down to ``faint_conf``, counts when the classifier names it at least
+    #: ``faint_name`` sure (see ``OnnxCardDetector.detect``). None: fainter corners never count.
+    faint_conf: Optional[float] = None
+    faint_name: float = 0.8
     nms_iou: float = 0.5
     class_names: tuple[str, ...] = field(default=CARD_CODES)
 
