@@ -707,3 +707,74 @@ def test_lone_card_clock_starts_when_the_camera_last_read_it():
     assert said < 60 + f.lone_s * f.fps  # earlier than a clock started at the stable view
     events = f.tick(said)
     assert [e.kind for e in events] == ["illegal"] and events[0].frame == said and str(lone) in events[0].text
+
+
+def test_lone_card_verdict_waits_while_a_card_it_pairs_with_is_out_of_sight():
+    # The person lifted the first card of a pair and reaches for the second: the hand over the
+    # second card hides it from the camera. The verdict waits for that card (up to a limit).
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
+                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
+    partner = next(o for o in truth.available() if o is not lone and rules.pairs(lone, o))
+    assert f.feed(_without(layout_of(truth, frame=30), {lone})) == [] and f.status == "pending"
+    due = 30 + int(f.lone_s * f.fps) + 1
+    hidden = {partner: 30}  # last read when the lone card was lifted: a hand over it since
+    assert f.tick(due, hidden) == [] and f.status == "pending"
+    pair = next(m for m in truth.legal_moves() if m.kind == "remove" and set(m.cards) == {lone, partner})
+    events = f.feed(layout_of(truth.apply(pair), frame=due + 3))
+    assert [e.kind for e in events] == ["move"] and f.moves == (pair,)
+
+
+def test_lone_card_verdict_comes_when_its_partners_are_in_sight_or_the_wait_is_over():
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
+                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
+    partner = next(o for o in truth.available() if o is not lone and rules.pairs(lone, o))
+    f.feed(_without(layout_of(truth, frame=30), {lone}))
+    due = 30 + int(f.lone_s * f.fps) + 1
+    assert f.tick(due, {partner: due - 1}) != []  # the partner in sight: said at once
+    rules, truth, g = setup("classic", 19)
+    g.feed(_without(layout_of(truth, frame=30), {lone}))
+    assert g.tick(due, {partner: 30}) == []
+    late = 30 + int(2 * g.lone_s * g.fps) + 1  # hidden all along: said after twice the wait
+    events = g.tick(late, {partner: 30})
+    assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text and g.moves == ()
+
+
+def test_waste_seen_empty_over_a_card_beneath_waits_for_the_next_view():
+    # A pair taken with the waste top: the card beneath must show, so a view with the waste
+    # empty is the camera missing it (a glare, the fake detector's misread), not an illegal move.
+    rules, truth, f = setup("classic", 2)
+    _, played, move = play_until(
+        truth, lambda s: next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2 and
+                               s.waste[0] and len(s.waste[0]) >= 2 and s.waste[0][-1] in m.cards), None),
+        random.Random(2))
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    after = truth.apply(move)
+    frame = len(played) + 5
+    assert f.feed(replace(layout_of(after, frame=frame), waste=((),))) == [] and f.status == "pending"
+    events = f.feed(layout_of(after, frame=frame + 3))
+    assert [e.kind for e in events] == ["move"] and f.moves[n:] == (move,)
+    # the waste still unseen long after: said then
+    rules, truth, g = setup("classic", 2)
+    truth = follow_moves(g, truth, played)
+    g.feed(replace(layout_of(after, frame=frame), waste=((),)))
+    events = g.tick(frame + int(g.lone_s * g.fps) + 1)
+    assert [e.kind for e in events] == ["illegal"] and g.moves[n:] == ()
+
+
+def test_deal_misread_is_corrected_by_a_reading_seen_in_an_earlier_view():
+    # The camera read the king once (a check) and the queen again after (the check closed): the
+    # person then removes the king alone. The earlier reading still corrects the deal.
+    rules, truth, i, king, queen = _king_read_as_queen()
+    right = layout_of(truth, frame=0)
+    wrong = misread(right, 6, i, queen, 0.9, 0.05)
+    f = Follower(rules, wrong)
+    f.feed(replace(right, frame=10))
+    assert kinds(f)[-1] == "check"
+    f.feed(replace(wrong, frame=15))  # read as the queen again: no open check left
+    assert not f._open_checks
+    events = f.feed(layout_of(truth.apply(Move.remove(king)), frame=20))
+    assert [e.kind for e in events] == ["check", "move"] and "the deal was misread" in events[0].text
+    assert f.moves == (Move.remove(king),) and f.game.deal.pyramid[21 + i] is king

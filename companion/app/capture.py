@@ -40,6 +40,9 @@ class Frame:
     scores: dict[Place, float] = field(default_factory=dict)
     #: Cards read at no place of the table: ``(card, box, score)``.
     loose: list[tuple[Any, tuple[float, float, float, float], float]] = field(default_factory=list)
+    #: The last frame each card was read (the fuser's record): tells the follower whether a card
+    #: that pairs with one lifted alone is out of sight, being picked up (``Follower.tick``).
+    sightings: dict[Any, int] = field(default_factory=dict)
 
 
 class FrameSource(Protocol):

@@ -121,9 +121,10 @@ def overlay_of(reading: Any) -> Overlay:
     return out
 
 
-def with_overlay(frame: Frame, overlay: Overlay, layout: Any = None) -> Frame:
+def with_overlay(frame: Frame, overlay: Overlay, layout: Any = None,
+                 sightings: Optional[dict] = None) -> Frame:
     return Frame(frame.image, frame.index, layout, overlay.boxes, cards=overlay.cards, scores=overlay.scores,
-                 loose=overlay.loose)
+                 loose=overlay.loose, sightings=dict(sightings or {}))
 
 
 class LiveRecognizer:
@@ -170,4 +171,4 @@ class LiveRecognizer:
             self._fuser = LayoutFuser.for_fps(self.fps, rules=self.rules, pipeline=self._pipeline)
         reading = self._pipeline.process(frame.image, frame.index)
         layout = self._fuser.update(reading, frame=frame.index)
-        return with_overlay(frame, overlay_of(reading), layout)
+        return with_overlay(frame, overlay_of(reading), layout, self._fuser.last_seen)

@@ -168,12 +168,12 @@ class PlaySession:
         self._after_follow(before, events)
         return events
 
-    def tick(self, frame: int) -> list[Any]:
+    def tick(self, frame: int, sightings: Optional[dict] = None) -> list[Any]:
         """A camera frame with no new stable layout (``Follower.tick``): returns new events."""
         if self._follower is None:
             return []
         before = len(self.game.moves)
-        events = self._follower.tick(frame)
+        events = self._follower.tick(frame, sightings)
         if events:
             self._after_follow(before, events)
         return events

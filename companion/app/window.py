@@ -324,7 +324,7 @@ class MainWindow(QMainWindow, GameFlow, OverrideFlow):
             if frame.layout is not None and not self.manual:
                 self._follow(frame.layout)
             elif not self.manual:  # a lone card held too long is reported (tick records no move)
-                self._show_events(self.session.tick(frame.index), len(self.session.moves()))
+                self._show_events(self.session.tick(frame.index, frame.sightings), len(self.session.moves()))
             self._refresh_live_play()
 
     def _follow(self, layout) -> None:

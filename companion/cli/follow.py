@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
     deal = Deal.parse(args.deal, rules) if args.deal else None
     start: Optional[FollowStart] = None
 
-    def tick(frame: int) -> None:  # frames with no new layout: a lone card lifted is judged in time
+    def tick(frame: int, sightings: dict) -> None:  # frames with no new layout: a lone card is judged in time
         if start is not None:
-            start.tick(frame)
+            start.tick(frame, sightings)
 
     if args.layouts:
         layouts = read_layouts(args.layouts)

@@ -24,7 +24,7 @@ new layout).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from companion.cards import Card
 from companion.errors import IllegalMoveError, InvalidLayoutError
@@ -34,6 +34,7 @@ from companion.moves import DRAW, RECYCLE, Move
 from companion.playalong.deal_reads import corrected_games
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
+from companion.playalong.lone import LoneCard, lone_card, waste_unread
 from companion.playalong.misreads import diagnose, doubtful_readings, eye_check, open_cards
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
 
@@ -99,6 +100,9 @@ class Follower:
         self._last_obs: Optional[Observation] = None
         self._last_illegal: Optional[str] = None
         self._open_checks: set[tuple] = set()
+        #: The last other card the camera read on each pyramid slot (a check, open or closed):
+        #: a deal read from the view may be corrected to it (``_correct_deal``).
+        self._read_otherwise: dict[int, Card] = {}
         #: (moves recorded before, deal as known before) of each inferred change, newest last:
         #: a later view that contradicts an inference may revise it (never a move entered by hand)
         self._checkpoints: list[tuple[int, Deal]] = []
@@ -110,11 +114,10 @@ class Follower:
         #: A view only a guessed hidden draw explains, waiting for the next one (see ``finish``).
         self._pending: Optional[Observation] = None
         self._pending_gap = False  # whether the waiting view came after a real gap
-        #: (frame lifted, reason) of a lone open card lifted, waiting for the next view. The clock
-        #: (``lone_s``) runs from the card's last sighting: people lifting a pair one card at a
-        #: time take up to about two seconds between the two (1 s from the last sighting doubled
-        #: the false warnings on the rendered games), a card lifted alone is back in 2-3 s.
-        self._lone: Optional[tuple[int, str]] = None
+        #: A lone open card lifted, waiting for the next view. The clock (``lone_s``) runs from
+        #: the card's last sighting (1 s doubled the false warnings on the rendered games); it
+        #: waits longer while a card it pairs with is out of sight (``companion.playalong.lone``).
+        self._lone: Optional[LoneCard] = None
         #: Draws recorded right after a blocked view: where a second, unseen draw may hide.
         self._hidden_points: list[HiddenPoint] = []
         first: Optional[TableLayout] = None
@@ -149,7 +152,7 @@ class Follower:
         prev, self._prev_frame = self._prev_frame, layout.frame
         if sig == self._last_sig:  # the common case: nothing changed
             self._skipped += skipped  # skipped while nothing changed: still a blocked view
-            return self._lone_timed_out(layout.frame) if self._lone is not None else []
+            return self._lone_timed_out(layout.frame, obs.last_seen) if self._lone is not None else []
         self._last_sig = sig
         skipped, self._skipped = skipped + self._skipped, 0
         # a change explained across a waiting view keeps that view's gap (a recycle seen while pending)
@@ -161,10 +164,12 @@ class Follower:
         finally:
             self._prev_visible = obs.visible()
 
-    def tick(self, frame: int) -> list[Event]:
+    def tick(self, frame: int, sightings: Optional[Mapping[Card, int]] = None) -> list[Event]:
         """A frame went by without a new stable layout (call it for every frame, it is cheap): a
-        lone card lifted that long ago is reported now, while the person still holds it."""
-        return self._lone_timed_out(frame) if self._lone is not None else []
+        lone card lifted that long ago is reported now, while the person still holds it.
+        ``sightings``: the last frame each card was read (``LayoutFuser.last_seen``), which
+        tells whether a card the lifted one pairs with is out of sight (being picked up)."""
+        return self._lone_timed_out(frame, sightings) if self._lone is not None else []
 
     def _real_gap(self, prev: Optional[int], frame: int, skipped: int) -> bool:
         """Whether the table may have changed out of sight since the previous stable layout."""
@@ -180,9 +185,8 @@ class Follower:
             obs, self._pending = self._pending, None
             return self._process(obs, allow_guess=True)
         if self._lone is not None:
-            frame, text = self._lone
-            self._lone = None
-            event = Event(frame, ILLEGAL, text)
+            lone, self._lone = self._lone, None
+            event = Event(lone.lifted, ILLEGAL, lone.text)
             self.events.append(event)
             self.status = "illegal"
             return [event]
@@ -206,7 +210,7 @@ class Follower:
                 gone = [c for c in open_cards(state) if c not in obs.visible()]
                 if len(gone) == 1:  # if the card comes back instead, it was lifted alone
                     text = diagnose(state, obs, [], self.game.moves, self.max_moves)
-                    self._lone = (self._lifted_at(obs, gone), text)
+                    self._lone = lone_card(self.rules, state, obs, gone, text)
                 self.status = "pending"
                 return new
             if found is None:
@@ -248,7 +252,13 @@ class Follower:
                 # one open card lifted: usually the first card of a pair. Decide on
                 # the next view: the pair completed, or the card put back (then it was illegal).
                 gone = [c for c in open_cards(state) if c not in obs.visible()]
-                self._lone = (self._lifted_at(obs, gone), text)
+                self._lone = lone_card(self.rules, state, obs, gone, text)
+                self.status = "pending"
+                return new
+            if lone is None and not wrong and waste_unread(state, obs):
+                # a waste pile seen empty where a card lies beneath its top: taking the top shows
+                # that card, so the camera missed it; the next view decides, or ``lone_s`` from now
+                self._lone = LoneCard(obs.frame, text)
                 self.status = "pending"
                 return new
             self.status = "illegal"
@@ -259,10 +269,12 @@ class Follower:
             return new
         self._last_illegal = None
         if lone is not None and not found.moves:
-            new.append(Event(obs.frame, ILLEGAL, lone[1] + " (the card was put back)"))
+            new.append(Event(obs.frame, ILLEGAL, lone.text + " (the card was put back)"))
         open_now = set()
         for key, text in checks:
             open_now.add(key)
+            if isinstance(key[0], int) and isinstance(key[1], Card):
+                self._read_otherwise[key[0]] = key[1]
             if key not in self._open_checks:
                 new.append(Event(obs.frame, CHECK, text))
         self._open_checks = open_now
@@ -303,18 +315,11 @@ class Follower:
         below = {c for p in state.waste for c in p[-2:-1]} | set(state.stock[1:2])
         return card in below or card in state.unseen()
 
-    @staticmethod
-    def _lifted_at(obs: Observation, gone: list[Card]) -> int:
-        """When a lone card was lifted: just after the camera last read it (the fuser's record;
-        the stable view without it comes a second or so later), else this view's frame."""
-        seen = [obs.last_seen[c] + 1 for c in gone if c in obs.last_seen]
-        return min([obs.frame] + seen) if obs.frame >= 0 else obs.frame
-
-    def _lone_timed_out(self, frame: int) -> list[Event]:
+    def _lone_timed_out(self, frame: int, sightings: Optional[Mapping[Card, int]] = None) -> list[Event]:
         """A lone card gone for longer than ``lone_s`` was not the first card of a pair."""
-        if self._lone is None or frame < 0 or self._lone[0] < 0 or frame - self._lone[0] <= self.lone_s * self.fps:
+        if self._lone is None or not self._lone.due(frame, self.fps, self.lone_s, sightings):
             return []
-        _, text = self._lone
+        text = self._lone.text
         self._lone = None
         self._pending = None
         self.status = "illegal"
@@ -373,7 +378,12 @@ class Follower:
         the slots the camera reads otherwise (open checks and this view's) as the camera reads them."""
         readings = {k[0]: k[1] for k in list(self._open_checks) + [key for key, _ in checks]
                     if isinstance(k[0], int) and isinstance(k[1], Card)}
-        for game, changed in corrected_games(self.rules, self.game, sorted(readings.items())):
+        # then with the other readings of earlier views too (a check closed since: the slot's
+        # card flickered between two readings, and the deal took the wrong one)
+        tries = [readings, {**self._read_otherwise, **readings}]
+        if tries[1] == readings:
+            tries.pop()
+        for game, changed in (g for t in tries for g in corrected_games(self.rules, self.game, sorted(t.items()))):
             fixed, _, wrong = eye_check(game.state, obs)
             found = None if wrong else self._explain(game.state, fixed, None, None)
             if found is None or found.guessed:

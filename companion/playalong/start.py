@@ -21,7 +21,7 @@ pyramid (their waste and stock as seen).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from companion.cards import Card
 from companion.errors import CompanionError
@@ -117,9 +117,9 @@ class FollowStart:
         self._waiting.append(layout)
         return self._try_start()
 
-    def tick(self, frame: int) -> list[Event]:
+    def tick(self, frame: int, sightings: Optional[Mapping[Card, int]] = None) -> list[Event]:
         """A frame without a new stable layout (see ``Follower.tick``)."""
-        return self.follower.tick(frame) if self.follower is not None else []
+        return self.follower.tick(frame, sightings) if self.follower is not None else []
 
     def finish(self) -> list[Event]:
         """The stream ended: start from what is known if the game never could (the first layout

@@ -48,13 +48,14 @@ def write_layouts(path: str | Path, layouts: Iterable[TableLayout]) -> None:
 
 def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Optional[int] = None,
                    max_frames: int = 0, fps: Optional[float] = None,
-                   on_frame: Optional[Callable[[int], Any]] = None) -> Iterator[TableLayout]:
+                   on_frame: Optional[Callable[[int, dict], Any]] = None) -> Iterator[TableLayout]:
     """Frames of a video / image folder -> recognition -> fusion -> each accepted layout.
 
     The fusion window is one second of frames at ``fps`` (default: the source's own rate, 30
     for a folder of frames), or ``stable`` frames. Each layout's ``extra`` carries ``"fps"`` and
     ``"skipped"`` (frames fusion could not use since the last change) for the Follower.
-    ``on_frame(index)`` is called for every frame that brings no new layout (``Follower.tick``)."""
+    ``on_frame(index, sightings)`` is called for every frame that brings no new layout, with the
+    last frame each card was read (``Follower.tick``)."""
     from companion.vision.fusion import LayoutFuser
     from companion.vision.pipeline import LayoutPipeline
     from companion.vision.sources import open_source
@@ -76,7 +77,7 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
                 yield replace(accepted, extra={**(accepted.extra or {}), "skipped": skipped, "fps": rate})
                 skipped = 0
             elif on_frame is not None:
-                on_frame(i)
+                on_frame(i, fuser.last_seen)
             if max_frames and n >= max_frames:
                 break
 

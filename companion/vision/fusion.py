@@ -108,6 +108,9 @@ class LayoutFuser:
         self.min_seen = min_seen
         self.min_score = min_score
         self.max_anomalies = max_anomalies
+        #: Why the last skipped frame was skipped ("anomalies", "lost", "hand", "group"): for
+        #: tracing a video (``skipped`` counts them).
+        self.skip_reason = ""
         self.max_removed = max_removed
         #: Card values and the pair sum (``_doubtful``); default: a 52-card deck, pairs make 13.
         self.rules = rules if rules is not None else Rules()
@@ -164,6 +167,7 @@ class LayoutFuser:
             self._note_seen(layout, frame)
         if layout is None or anomalies > self.max_anomalies + self._lasting_anomalies():
             self.skipped += 1
+            self.skip_reason = "anomalies"
             return None
         # Too few accepted cards seen: a hand or an arm over the table, unless it lasts ``3 k``
         # frames in a row (the accepted layout fell behind several moves: were such frames
@@ -172,11 +176,13 @@ class LayoutFuser:
         self._lost_run = self._lost_run + 1 if lost else 0
         if lost and self._lost_run <= 3 * self.k:
             self.skipped += 1
+            self.skip_reason = "lost"
             return None
         if self._window and self._window[-1].rows != layout.rows:
             self._window.clear()
         if isinstance(reading, FrameReading) and self._hand_cue(reading, layout):
             self.skipped += 1  # cards vanished in a frame that shows a hand: no vote either way
+            self.skip_reason = "hand"
             return None
         filled, group = self._fill_unclear_removals(self._fill_occluded(layout, hidden))
         if group:
@@ -188,6 +194,7 @@ class LayoutFuser:
             self._group = group
             if self._group_run <= 3 * self.k and self._lost_run <= 3 * self.k:
                 self.skipped += 1
+                self.skip_reason = "group"
                 return None
             filled = layout
         else:

@@ -103,7 +103,7 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
             except CompanionError as exc:
                 run.errors.append(f"frame {f}: {exc}")
         else:
-            start.tick(f)
+            start.tick(f, fuser.last_seen)
         t2 = time.perf_counter()
         run.recognise_s += t1 - t0
         run.follow_s += t2 - t1
