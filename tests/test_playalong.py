@@ -416,12 +416,18 @@ def test_lone_card_held_is_reported_by_the_clock_while_still_off_the_table():
     assert f.tick(200) == []  # said once
 
 
-def test_first_card_of_a_pair_taken_from_the_waste_waits_for_the_second():
-    rules, truth, f = setup("classic", 2)
+def _waste_top_pair(truth):
+    """Moves of a classic game played until a pair can take the waste top (a card beneath it)."""
     _, played, move = play_until(
         truth, lambda s: next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2 and
                                s.waste[0] and len(s.waste[0]) >= 2 and s.waste[0][-1] in m.cards), None),
         random.Random(2))
+    return played, move
+
+
+def test_first_card_of_a_pair_taken_from_the_waste_waits_for_the_second():
+    rules, truth, f = setup("classic", 2)
+    played, move = _waste_top_pair(truth)
     truth = follow_moves(f, truth, played)
     n = len(f.moves)
     top = truth.waste[0][-1]
@@ -745,10 +751,7 @@ def test_waste_seen_empty_over_a_card_beneath_waits_for_the_next_view():
     # A pair taken with the waste top: the card beneath must show, so a view with the waste
     # empty is the camera missing it (a glare, the fake detector's misread), not an illegal move.
     rules, truth, f = setup("classic", 2)
-    _, played, move = play_until(
-        truth, lambda s: next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2 and
-                               s.waste[0] and len(s.waste[0]) >= 2 and s.waste[0][-1] in m.cards), None),
-        random.Random(2))
+    played, move = _waste_top_pair(truth)
     truth = follow_moves(f, truth, played)
     n = len(f.moves)
     after = truth.apply(move)
