@@ -186,3 +186,17 @@ def test_a_search_on_a_few_reads_does_not_replace_the_prior():
     few = pts[[3, 11, 25]] + np.array([[7.0, -5.0], [-6.0, 4.0], [5.0, 6.0]])  # garbled under the hand
     fit = fit_pyramid(few, prior=prior)
     assert fit is None or (fit.tracked and same_place(fit, prior))
+
+
+def test_a_lattice_mapping_its_points_centre_to_infinity_is_no_placement_and_no_warning():
+    # Some searched homographies send the points' centre to the line at infinity (fake frames
+    # with few reads): no placement, and no numpy warnings on the console.
+    import warnings
+
+    from companion.vision.lattice_search import _rebase
+    from companion.vision.slots import apply_h
+    h = np.array([[1.0, 0, 0], [0, 1, 0], [2, 0, -1]])  # w = 2u - 1: zero at the centre u = 0.5
+    pts = apply_h(h, np.array([[0, 0], [1, 0], [0, 1], [1, 1]], float))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _rebase(pts, h, 7, False, 0.3, 180.0) == (-np.inf, None)

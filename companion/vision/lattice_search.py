@@ -190,8 +190,11 @@ def _rebase(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
     centre = uv[good].mean(0)
     # Jacobian of h at the centre of the points: lattice directions -> image directions.
     eps = 0.5
-    c3 = apply_h(h, np.array([centre, centre + [eps, 0], centre + [0, eps]]))
-    jac = np.column_stack([(c3[1] - c3[0]) / eps, (c3[2] - c3[0]) / eps])
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        c3 = apply_h(h, np.array([centre, centre + [eps, 0], centre + [0, eps]]))
+        jac = np.column_stack([(c3[1] - c3[0]) / eps, (c3[2] - c3[0]) / eps])
+    if not np.isfinite(jac).all():
+        return -np.inf, None  # the points' centre maps to infinity: a degenerate lattice
     right = jac @ _REBASE_M[:, :, 0].T        # (2, G): image direction of each new row direction
     down = jac @ _REBASE_M[:, :, 1].T
     lr, ld = np.hypot(*right), np.hypot(*down)
