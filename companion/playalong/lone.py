@@ -46,11 +46,9 @@ class LoneCard:
         waited = frame - self.lifted
         if waited <= lone_s * fps:
             return False
-        if sightings and waited <= MAX_WAIT * lone_s * fps:
-            hidden = [c for c in self.partners
-                      if c in sightings and frame - sightings[c] > PARTNER_UNSEEN_S * fps]
-            if hidden:
-                return False
+        if sightings and waited <= MAX_WAIT * lone_s * fps:  # a partner out of sight: wait on
+            return not any(c in sightings and frame - sightings[c] > PARTNER_UNSEEN_S * fps
+                           for c in self.partners)
         return True
 
 

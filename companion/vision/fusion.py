@@ -166,24 +166,18 @@ class LayoutFuser:
             self._anomaly_counts.append((len(layout.visible_cards()), anomalies))
             self._note_seen(layout, frame)
         if layout is None or anomalies > self.max_anomalies + self._lasting_anomalies():
-            self.skipped += 1
-            self.skip_reason = "anomalies"
-            return None
+            return self._skip("anomalies")
         # Too few accepted cards seen: a hand or an arm over the table, unless it lasts ``3 k``
         # frames in a row (the accepted layout fell behind several moves: were such frames
         # skipped for good, nothing would ever be accepted again).
         lost = not self._usable(layout)
         self._lost_run = self._lost_run + 1 if lost else 0
         if lost and self._lost_run <= 3 * self.k:
-            self.skipped += 1
-            self.skip_reason = "lost"
-            return None
+            return self._skip("lost")
         if self._window and self._window[-1].rows != layout.rows:
             self._window.clear()
         if isinstance(reading, FrameReading) and self._hand_cue(reading, layout):
-            self.skipped += 1  # cards vanished in a frame that shows a hand: no vote either way
-            self.skip_reason = "hand"
-            return None
+            return self._skip("hand")  # cards vanished in a frame that shows a hand: no vote either way
         filled, group = self._fill_unclear_removals(self._fill_occluded(layout, hidden))
         if group:
             # More cards gone at once than a move takes: a hand over them. The frame votes neither
@@ -193,9 +187,7 @@ class LayoutFuser:
             self._group_run = self._group_run + 1 if group == self._group else 1
             self._group = group
             if self._group_run <= 3 * self.k and self._lost_run <= 3 * self.k:
-                self.skipped += 1
-                self.skip_reason = "group"
-                return None
+                return self._skip("group")
             filled = layout
         else:
             self._group_run, self._group = 0, frozenset()
@@ -224,6 +216,11 @@ class LayoutFuser:
         return self.accepted
 
     # --- helpers -------------------------------------------------------------------------------
+    def _skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skip_reason = reason
+        return None
+
     def _note_seen(self, layout: TableLayout, frame: int) -> None:
         if frame < 0:
             return
