@@ -12,9 +12,10 @@ mapping corners to slots is the layout stage's job.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Iterator, Protocol, runtime_checkable
 
 import cv2
 import numpy as np
@@ -195,6 +196,16 @@ class OnnxCardDetector:
         out = self._cls.get_outputs()[0].shape
         if out[-1] != len(self.settings.class_names):
             raise ModelFileError(f"{cls_path}: {out[-1]} classes, expected {len(self.settings.class_names)}")
+
+    @contextmanager
+    def aside(self) -> Iterator["OnnxCardDetector"]:
+        """Reads of another picture (the frame turned) that leave a video's tracking alone."""
+        saved = (self._region, self._since_full, self._corner_memo)
+        self._region = None
+        try:
+            yield self
+        finally:
+            self._region, self._since_full, self._corner_memo = saved
 
     def __repr__(self) -> str:
         return f"OnnxCardDetector({str(self.models_dir)!r})"

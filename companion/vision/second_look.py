@@ -15,6 +15,7 @@ is not a second frame confirming a refit.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
@@ -23,6 +24,7 @@ from companion.vision.detections import Detections
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
+from companion.vision.quarter_turn import QUARTER_TURNS, map_homography, reading_back, turn_image, turn_matrix
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections)
 
@@ -33,6 +35,13 @@ if TYPE_CHECKING:
 TURN_MIN_DEG = 25.0
 #: A pyramid named with a mean score under this may lie another way round: the other ways are tried.
 WEAK_NAMING = 0.45
+#: A searched layout this far (degrees) from upright is read again from the frame turned by quarter turns.
+QUARTER_MIN_DEG = 45.0
+#: ... when the frame shows at least this many reads (an empty table costs no more than one look).
+QUARTER_MIN_READS = 6
+#: A reading of a turned frame that finds the layout the same way round and no nearer upright
+#: must name the pyramid this much surer (a second detector pass alone changes the naming by ~10-30%).
+SECOND_OPINION = 1.3
 
 
 class SecondLooks:
@@ -55,16 +64,66 @@ class SecondLooks:
         the pipeline's detector: name the corners again with the crops turned as the lattice fit
         says the layout lies, when that differs by ``TURN_MIN_DEG`` or more, and keep that reading
         when it names the pyramid surer (a table turned by 90 degrees reads far better); and
-        re-read slots that must hold a card but showed none (``reread``)."""
+        re-read slots that must hold a card but showed none (``reread``).
+
+        With no layout tracked yet, a reading far from upright (``QUARTER_MIN_DEG``), weakly named
+        or with no pyramid is compared with readings of the frame turned by quarter turns
+        (``quarter_turn``): the surest named wins."""
+        state = (self._prior, self._candidate)
+        reading, first_far = self._read_upright(image_bgr, dets, frame, angle)
+        if (state[0] is not None or not self._turns() or len(dets) < QUARTER_MIN_READS
+                or not (first_far or self._far_or_weak(reading))):
+            return reading
+        size = (image_bgr.shape[1], image_bgr.shape[0])
+        way = None if reading.fit is None else layout_angle(reading.fit.homography)
+        best = (named_mass(reading.layout), reading, (self._prior, self._candidate))
+        aside = getattr(self.detector, "aside", None)
+        for k in QUARTER_TURNS:
+            self._prior, self._candidate = state
+            turned = turn_image(image_bgr, k)
+            with aside() if callable(aside) else contextlib.nullcontext():
+                again, _ = self._read_upright(turned, self.detector.detect(turned), frame, 0.0)
+            if again.fit is None:
+                continue
+            mass = named_mass(again.layout)
+            back = np.linalg.inv(turn_matrix(k, size))
+            if way is not None:
+                back_way = layout_angle(back @ again.fit.homography)
+                # The same way round, seen no nearer upright: a second detector pass, not another
+                # way; its naming varies by itself, so it must name the pyramid clearly surer.
+                if (angle_gap(back_way, way) < QUARTER_MIN_DEG
+                        and angle_gap(layout_angle(again.fit.homography), 0.0) >= angle_gap(way, 0.0)):
+                    mass /= SECOND_OPINION
+            if mass > best[0]:
+                best = (mass, reading_back(again, k, size),
+                        (map_homography(self._prior, back),
+                         None if self._candidate is None
+                         else (map_homography(self._candidate[0], back), self._candidate[1])))
+        self._prior, self._candidate = best[2]
+        return best[1]
+
+    def _far_or_weak(self, reading: "FrameReading") -> bool:
+        if reading.fit is None or reading.layout is None:
+            return True
+        named = named_scores(reading.layout)
+        return (angle_gap(layout_angle(reading.fit.homography), 0.0) >= QUARTER_MIN_DEG
+                or not named or float(np.mean(named)) < WEAK_NAMING)
+
+    def _read_upright(self, image_bgr: np.ndarray, dets: Detections, frame: int,
+                      angle: float) -> tuple["FrameReading", bool]:
+        """The reading of ``read_image`` without quarter turns, and whether the first searched fit
+        lay far from upright (``QUARTER_MIN_DEG``)."""
         size = (image_bgr.shape[1], image_bgr.shape[0])
         state = (self._prior, self._candidate)
         reading = self.read(dets, frame, size)
+        first_far = (reading.fit is not None and not reading.fit.tracked
+                     and angle_gap(layout_angle(reading.fit.homography), 0.0) >= QUARTER_MIN_DEG)
         if reading.fit is not None and self._turns():
             reading, dets, angle = self._best_turn(image_bgr, reading, dets, angle, state, frame, size)
         classify = getattr(self.detector, "classify", None)
         if not (self.reread and (reading.hidden or reading.unsure or reading.twice) and reading.fit is not None
                 and callable(classify)):
-            return reading
+            return reading, first_far
         nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
         node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
         # a hidden slot's corner where the lattice puts it; an unsure one's where it was found
@@ -89,11 +148,11 @@ class SecondLooks:
                              dup.alt_class_id, dup.alt_confidence)
             extra = concat(extra, dup)
         if len(extra) == 0:
-            return reading
+            return reading, first_far
         # Read the frame again with the re-read corners, from the tracking state it started with
         # (a second pass must not count as a second frame confirming a refit).
         self._prior, self._candidate = state
-        return self.read(concat(dets, extra), frame, size)
+        return self.read(concat(dets, extra), frame, size), first_far
 
     def _best_turn(self, image_bgr: np.ndarray, reading: "FrameReading", dets: Detections, angle: float,
                    state: tuple, frame: int, size: tuple[int, int]) -> tuple["FrameReading", Detections, float]:

@@ -1,0 +1,107 @@
+"""A layout far from upright is read from the frame turned by quarter turns (companion.vision.quarter_turn)."""
+
+import numpy as np
+import pytest
+
+from companion.vision.detections import Detections
+from companion.vision.fake import Noise, detections_from_truth, synth_truth
+from companion.vision.orientation import angle_gap, layout_angle
+from companion.vision.pipeline import LayoutPipeline
+from companion.vision.quarter_turn import map_boxes, reading_back, turn_image, turn_matrix
+
+
+@pytest.mark.parametrize("k", [0, 1, -1, 2, 3])
+def test_turn_matrix_sends_each_pixel_to_its_place_in_the_turned_image(k):
+    image = np.random.default_rng(0).integers(0, 255, (5, 7, 3), dtype=np.uint8)
+    turned = turn_image(image, k)
+    m = turn_matrix(k, (7, 5))
+    for y in range(5):
+        for x in range(7):
+            tx, ty = (m @ [x + 0.5, y + 0.5, 1.0])[:2]
+            assert (turned[int(ty), int(tx)] == image[y, x]).all()
+    # a pixel's box maps onto the turned pixel's box, and back
+    box = np.array([[2.0, 1.0, 3.0, 2.0]])
+    assert np.allclose(map_boxes(map_boxes(box, m), np.linalg.inv(m)), box)
+
+
+class QuarterSighted:
+    """A detector that finds the truth's corners in any turned copy of the frame, but names them
+    only when the layout lies within ``sight`` degrees of upright in the picture it is given (a
+    classifier that cannot read sideways indices, turned crops or not)."""
+
+    names_turned = True
+
+    def __init__(self, truth, image, roll, sight=30.0):
+        self.truth, self.image, self.truth_roll, self.sight = truth, image, roll, sight
+        self.turns_seen = []
+
+    def _turn_of(self, image):
+        for k in range(4):
+            if image.shape == turn_image(self.image, k).shape and (image == turn_image(self.image, k)).all():
+                return k
+        raise AssertionError("not a turn of the frame")
+
+    def detect(self, image, angle=0.0):
+        k = self._turn_of(image)
+        self.turns_seen.append(k)
+        dets = detections_from_truth(self.truth, Noise.none(), np.random.default_rng(0))
+        w, h = self.truth["width"], self.truth["height"]
+        boxes = map_boxes(dets.xyxy, turn_matrix(k, (w, h)))
+        if angle_gap(self.truth_roll - 90 * k, 0.0) < self.sight:
+            return Detections(boxes, dets.class_id, dets.confidence, dets.alt_class_id, dets.alt_confidence)
+        wrong = (dets.class_id + 13) % 52
+        return Detections(boxes, wrong, np.full(len(dets), 0.3, np.float32),
+                          dets.alt_class_id, np.full_like(dets.alt_confidence, 0.01))
+
+    def classify(self, image, boxes, angle=0.0):
+        return np.full((len(boxes), 52), 1 / 52, np.float32)  # no second look helps
+
+
+def turned_table(roll):
+    truth = synth_truth(np.random.default_rng(4), roll_deg=roll, tilt_deg=10.0)
+    image = np.random.default_rng(1).integers(0, 255, (truth["height"], truth["width"], 3), dtype=np.uint8)
+    det = QuarterSighted(truth, image, roll)
+    return truth, image, det
+
+
+@pytest.mark.parametrize("roll", [100.0, -95.0, 170.0])
+def test_a_table_turned_far_is_read_from_the_frame_turned_back(roll):
+    truth, image, det = turned_table(roll)
+    reading = LayoutPipeline(det, track=False).process(image)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    # the reading is in the frame's own pixels: its boxes are the corners found there, its fit
+    # lies the way the table does
+    found = detections_from_truth(truth, Noise.none(), np.random.default_rng(0))
+    def in_order(boxes):
+        return boxes[np.lexsort(boxes.T[::-1])]
+    assert np.allclose(in_order(reading.detections.xyxy), in_order(found.xyxy), atol=0.01)
+    assert angle_gap(layout_angle(reading.fit.homography), roll) < 10
+    assert np.allclose(reading.layout.extra["homography"], reading.fit.homography)
+    assert any(k != 0 for k in det.turns_seen)
+
+
+def test_an_upright_table_read_surely_is_not_turned():
+    truth, image, det = turned_table(5.0)
+    reading = LayoutPipeline(det, track=False).process(image)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert det.turns_seen == [0]
+
+
+def test_a_tracked_table_keeps_its_turn_from_the_first_frame():
+    truth, image, det = turned_table(100.0)
+    pipe = LayoutPipeline(det, track=True)
+    first = pipe.process(image)
+    assert first.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    # tracking in the frame's own pixels: the next frame is fitted from the prior, no search, no turns
+    det.turns_seen.clear()
+    second = pipe.process(image)
+    assert second.fit.tracked
+    assert np.allclose(second.fit.node_xy(), first.fit.node_xy(), atol=1.0)
+    assert set(det.turns_seen) == {0}
+
+
+def test_reading_back_without_a_pyramid_keeps_the_reasons():
+    truth, image, det = turned_table(0.0)
+    empty = LayoutPipeline(det, track=False).read(Detections.empty())
+    back = reading_back(empty, 1, (truth["width"], truth["height"]))
+    assert back.layout is None and back.problems == empty.problems
