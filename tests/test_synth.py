@@ -371,3 +371,26 @@ def test_close_up_scenes_show_big_corners_of_part_of_the_layout():
     assert not any(res.truth["conditions"]["close_up"] for res in far)
     # index corners twice the size of the whole-table view's, at least
     assert np.median([corner_px(r) for r in near]) > 2 * np.median([corner_px(r) for r in far])
+
+
+def test_background_crops_lie_on_the_stock_and_faces_never_on_an_index(dataset):
+    """``tools/train.py --negatives``: the classifier's no-index class is cut where no index lies."""
+    from tools.train import _negative_boxes, read_labels
+
+    stock_hits = 0
+    for truth_path in sorted((dataset / "train" / "truth").glob("*.json")):
+        truth = json.loads(truth_path.read_text())
+        _, boxes = read_labels(dataset / "train" / "labels" / (truth_path.stem + ".txt"),
+                               truth["width"], truth["height"])
+        negatives = _negative_boxes(truth, boxes, 4, np.random.default_rng(0))
+        assert 1 <= len(negatives) <= 4
+        for box in negatives:
+            c = (box[:2] + box[2:]) / 2
+            inside = (boxes[:, :2] <= c).all(1) & (c <= boxes[:, 2:]).all(1)
+            assert not inside.any(), (truth_path.name, box)
+        stock = truth.get("stock") or {}
+        if stock.get("present") and stock.get("quad"):
+            c = (negatives[0][:2] + negatives[0][2:]) / 2
+            assert cv2.pointPolygonTest(np.array(stock["quad"], np.float32), (float(c[0]), float(c[1])), False) >= 0
+            stock_hits += 1
+    assert stock_hits > 0

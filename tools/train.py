@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +45,13 @@ DETECTOR_WIDTH = 0.125  # measured: 3x faster than yolo11n's 0.25 in ONNX Runtim
 
 
 def cls_folder(index: int) -> str:
-    """Classifier class folder: zero-padded index first, so ultralytics' sorted order is deck order."""
-    return f"{index:02d}_{CARD_CODES[index]}"
+    """Classifier class folder: zero-padded index first, so ultralytics' sorted order is deck order
+    (index 52: the background class, crops of no index)."""
+    return f"{index:02d}_{CARD_CODES[index]}" if index < len(CARD_CODES) else BACKGROUND_FOLDER
+
+
+#: The classifier's optional 53rd class: crops of no index (``--negatives``).
+BACKGROUND_FOLDER = f"{len(CARD_CODES):02d}_none"
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -123,6 +129,74 @@ def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_cor
         f"path: {work / 'det'}\ntrain: train/images\nval: val/images\nnames:\n  0: corner\n")
 
 
+def _negative_boxes(truth: dict, boxes: np.ndarray, per_image: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Boxes the size of the image's index corners lying on no index: one on the stock's back (when
+    there is a stock), on the faces of pyramid cards (pips, pictures) and anywhere (table, hands)."""
+    import cv2
+
+    if len(boxes) == 0:
+        return []
+    # every index corner of the pyramid, seen or not (a mostly covered one still shows a bit)
+    hidden = [c["box"] for row in truth.get("pyramid", []) for card in row for c in card.get("corners", [])]
+    avoid = np.vstack([boxes, np.array(hidden, np.float32).reshape(-1, 4)])
+    grown = np.hstack([(avoid[:, :2] + avoid[:, 2:]) / 2, (avoid[:, 2:] - avoid[:, :2]) * 1.0])  # centre, 2x half-size
+    quads = [np.array(c["quad"], np.float32) for row in truth.get("pyramid", []) for c in row
+             if c.get("card") and c.get("quad")]
+    stock = truth.get("stock") or {}
+    out: list[np.ndarray] = []
+    for j in range(per_image):
+        if j == 0 and stock.get("present") and stock.get("quad"):
+            area = np.array(stock["quad"], np.float32)
+        elif j < per_image - 1 and quads:
+            area = quads[int(rng.integers(len(quads)))]
+        else:
+            area = np.array([[0, 0], [truth["width"], 0], [truth["width"], truth["height"]], [0, truth["height"]]],
+                            np.float32)
+        x1, y1 = area.min(0)
+        x2, y2 = area.max(0)
+        for _ in range(20):
+            b = boxes[int(rng.integers(len(boxes)))]
+            w, h = ((b[2:] - b[:2]) * rng.uniform(0.8, 1.25)).clip(4, None)
+            c = rng.uniform([x1, y1], [x2, y2])
+            if cv2.pointPolygonTest(area, (float(c[0]), float(c[1])), False) < 0:
+                continue
+            if (np.abs(c - grown[:, :2]) < grown[:, 2:]).all(1).any():  # near an index: not a negative
+                continue
+            out.append(np.array([c[0] - w / 2, c[1] - h / 2, c[0] + w / 2, c[1] + h / 2], np.float32))
+            break
+    return out
+
+
+def prepare_negatives(data: Path, work: Path, settings: RecognitionSettings, per_image: int, seed: int,
+                      limit: int | None, val_data: Path | None = None) -> None:
+    """Background-class crops (``BACKGROUND_FOLDER``): ``per_image`` per scene, cut as the corners'
+    are; resumable per image, and each image's boxes come from its own seeded generator."""
+    import cv2
+
+    from companion.vision.detector import corner_crop
+
+    for split in ("train", "val"):
+        root = val_data if (split == "val" and val_data is not None) else data
+        folder = work / "cls" / split / BACKGROUND_FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        done = {p.name.split("_n")[0] for p in folder.glob("*_n*.jpg")}
+        for index, image_path in enumerate(split_images(root, split)[:limit]):
+            truth_path = root / split / "truth" / (image_path.stem + ".json")
+            if image_path.stem in done or not truth_path.exists():
+                continue
+            image = cv2.imread(str(image_path))
+            if image is None:
+                continue
+            h, w = image.shape[:2]
+            _, boxes = read_labels(root / split / "labels" / (image_path.stem + ".txt"), w, h)
+            rng = np.random.default_rng([seed, index, split == "val"])
+            for j, box in enumerate(_negative_boxes(json.loads(truth_path.read_text()), boxes, per_image, rng)):
+                u = rng.random(4)
+                margin = settings.crop_margin * (0.85 + 0.4 * u[0]) if split == "train" else settings.crop_margin
+                crop = corner_crop(image, box, margin, settings.classifier_size, angle=(u[3] - 0.5) * 20)
+                cv2.imwrite(str(folder / f"{image_path.stem}_n{j}.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
+
+
 def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool) -> Path:
     """A classifier train folder of symlinks to the readable crops only (curriculum for short runs).
 
@@ -137,6 +211,10 @@ def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool) -> Pat
         (out / "train" / cls_folder(i)).mkdir(parents=True, exist_ok=True)
     label_cache: dict[str, tuple[np.ndarray, bool, int, int]] = {}
     for crop in sorted((work / "cls" / "train").glob("*/*.jpg")):
+        if crop.parent.name == BACKGROUND_FOLDER:  # no corner, no size: all kept
+            (out / "train" / BACKGROUND_FOLDER).mkdir(exist_ok=True)
+            os.symlink(crop.resolve(), out / "train" / BACKGROUND_FOLDER / crop.name)
+            continue
         stem, k, _ = crop.stem.rsplit("_", 2)
         if stem not in label_cache:
             rows = [ln.split() for ln in (data / "train" / "labels" / f"{stem}.txt").read_text().splitlines() if ln.strip()]
@@ -208,8 +286,10 @@ def export(work: Path, out: Path, settings: RecognitionSettings, info: dict) -> 
 
     det, cls = YOLO(weights("detector")), YOLO(weights("classifier"))
     names = [cls.names[i] for i in range(len(cls.names))]
-    if names != [cls_folder(i) for i in range(len(CARD_CODES))]:
+    background = names[-1:] == [BACKGROUND_FOLDER]
+    if names[:len(names) - background] != [cls_folder(i) for i in range(len(CARD_CODES))]:
         raise SystemExit(f"classifier classes are not in deck order: {names[:5]}...")
+    settings = replace(settings, background=background)
     det_onnx = det.export(format="onnx", imgsz=list(settings.detector_size), opset=17, simplify=True,
                           dynamic=False, verbose=False)
     cls_onnx = cls.export(format="onnx", imgsz=settings.classifier_size, opset=17, simplify=True,
@@ -298,11 +378,13 @@ def write_tiny_dataset(root: Path, seed: int = 0, train: int = 8, val: int = 4) 
     for split, count in names.items():
         (root / split / "images").mkdir(parents=True, exist_ok=True)
         (root / split / "labels").mkdir(parents=True, exist_ok=True)
+        (root / split / "truth").mkdir(parents=True, exist_ok=True)
         k = 0
         for n in range(count):
             h, w = 240, 320
             img = rng.integers(0, 120, (h, w, 3), dtype=np.uint8)
             lines = []
+            cards = []  # the truth's card quads: where --negatives finds faces without an index
             for r in range(3):
                 for c in range(5):
                     x, y = 10 + c * 62, 10 + r * 76
@@ -310,6 +392,7 @@ def write_tiny_dataset(root: Path, seed: int = 0, train: int = 8, val: int = 4) 
                     idx = k % 52
                     k += 1
                     code = CARD_CODES[idx]
+                    cards.append({"card": code, "quad": [[x, y], [x + 52, y], [x + 52, y + 70], [x, y + 70]]})
                     color = (0, 0, 200) if code[1] in "DH" else (20, 20, 20)
                     cv2.putText(img, code[0], (x + 3, y + 15), cv2.FONT_HERSHEY_SIMPLEX, 0.5, color, 2)
                     cv2.putText(img, code[1], (x + 3, y + 31), cv2.FONT_HERSHEY_SIMPLEX, 0.5, color, 2)
@@ -318,6 +401,8 @@ def write_tiny_dataset(root: Path, seed: int = 0, train: int = 8, val: int = 4) 
             name = f"{split}_{n:04d}"
             cv2.imwrite(str(root / split / "images" / f"{name}.jpg"), img)
             (root / split / "labels" / f"{name}.txt").write_text("\n".join(lines) + "\n")
+            (root / split / "truth" / f"{name}.json").write_text(json.dumps(
+                {"width": w, "height": h, "pyramid": [cards], "stock": {"present": False}}))
     return root
 
 
@@ -360,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="keep the detector's resized train images in memory (no JPEG decoding each epoch)")
     p.add_argument("--det-val", type=int, default=0, help="validate the detector every epoch (1) or at the end (0)")
     p.add_argument("--crops", type=int, default=2, help="jittered classifier crops per train corner")
+    p.add_argument("--negatives", type=int, default=0,
+                   help="background-class crops (no index: stock back, card faces, table) per scene; 0: no such class")
     p.add_argument("--limit", type=int, help="use only the first N images of each split")
     p.add_argument("--val-data", type=Path, help="take the val split from this dataset root instead")
     p.add_argument("--workers", type=int, default=0, help="dataloader processes (0: stay on one core)")
@@ -380,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
             write_tiny_dataset(work / "data")
         data = work / "data"
         args.det_epochs, args.det_imgsz, args.det_batch, args.det_size = 1, 160, 4, "96x128"
-        args.cls_epochs, args.cls_imgsz, args.crops = 1, 32, 1
+        args.cls_epochs, args.cls_imgsz, args.crops, args.negatives = 1, 32, 1, 2
         out = args.out or work / "models"
     else:
         if args.data is None:
@@ -420,6 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     if "prepare" in stages:
         timed("prepare", lambda: prepare(data, work, settings, args.crops, seed=0, limit=args.limit,
                                                   val_data=args.val_data and args.val_data.resolve()))
+        if args.negatives > 0:
+            timed("prepare", lambda: prepare_negatives(data, work, settings, args.negatives, seed=0, limit=args.limit,
+                                                       val_data=args.val_data and args.val_data.resolve()))
     classifier_job = None
     if "detector" in stages and "classifier" in stages and not args.serial:
         # The two stages share nothing until export: one core each halves the recipe's wall time.

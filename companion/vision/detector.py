@@ -194,8 +194,8 @@ class OnnxCardDetector:
             raise ModelFileError(f"{det_path}: input shape {shape} does not match the settings' "
                                  f"detector_size {list(self.settings.detector_size)}")
         out = self._cls.get_outputs()[0].shape
-        if out[-1] != len(self.settings.class_names):
-            raise ModelFileError(f"{cls_path}: {out[-1]} classes, expected {len(self.settings.class_names)}")
+        if out[-1] != self.settings.classifier_classes:
+            raise ModelFileError(f"{cls_path}: {out[-1]} classes, expected {self.settings.classifier_classes}")
 
     @contextmanager
     def aside(self) -> Iterator["OnnxCardDetector"]:
@@ -301,7 +301,8 @@ class OnnxCardDetector:
         crops = np.stack([corner_crop(image_bgr, b, st.crop_margin, st.classifier_size, angle=angle)
                           for b in boxes])
         x = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
-        return self._cls.run(None, {self._cls_input: x})[0]
+        # (a background class's share stays out: a crop of no index names no card surely)
+        return self._cls.run(None, {self._cls_input: x})[0][:, :len(st.class_names)]
 
     def detect(self, image_bgr: np.ndarray, angle: float = 0.0) -> Detections:
         """Corners found and named. ``angle``: the layout's turn in the image (degrees, as

@@ -3,7 +3,8 @@
 The shipped model is two ONNX files plus a small JSON of settings, all in ``models/``:
 
 - ``corner_detector.onnx``: finds card index corners (one class) in a letterboxed frame;
-- ``card_classifier.onnx``: names a square crop around one corner (52 classes, ``CARD_CODES``);
+- ``card_classifier.onnx``: names a square crop around one corner (52 classes, ``CARD_CODES``,
+  and with ``background`` a 53rd: not a card's index);
 - ``recognition.json``: input sizes, crop margin and thresholds both stages were trained with.
 
 ``PYRAMID_COMPANION_MODELS`` overrides the folder (tests, a user's fine-tuned model).
@@ -52,6 +53,13 @@ class RecognitionSettings:
     faint_name: float = 0.8
     nms_iou: float = 0.5
     class_names: tuple[str, ...] = field(default=CARD_CODES)
+    #: The classifier has one more class after the cards: no index at all (a card's back, its
+    #: pips or picture, the table, a hand). Such a crop then names no card surely.
+    background: bool = False
+
+    @property
+    def classifier_classes(self) -> int:
+        return len(self.class_names) + int(self.background)
 
     def to_json(self) -> str:
         data = asdict(self)
