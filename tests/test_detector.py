@@ -240,6 +240,28 @@ def test_tracking_a_video_looks_only_at_the_zoomed_region(detector):
     assert (720, 1280) in passes
 
 
+def test_a_turned_copy_read_aside_leaves_the_video_tracking_alone(detector):
+    # (companion.vision.quarter_turn reads a frame turned by a quarter turn with aside())
+    path = SAMPLES / "val_s12_000024.jpg"
+    small = cv2.resize(cv2.imread(str(path)), None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
+    frame = np.full((720, 1280, 3), 60, np.uint8)
+    frame[200:200 + small.shape[0], 300:300 + small.shape[1]] = small
+    tracker = OnnxCardDetector(detector.models_dir, track=True, faint_conf=0)
+    tracker.detect(frame)
+    region = tracker._region
+    assert region is not None
+    with tracker.aside():
+        turned = np.ascontiguousarray(np.rot90(frame, 2))  # the same size: a region would fit it
+        assert len(tracker.detect(turned)) > 0
+        assert tracker._region is not None and tracker._region != region
+    assert tracker._region == region and tracker._corner_memo[0] is frame
+    passes = []
+    inner = tracker._corners_in
+    tracker._corners_in = lambda image: (passes.append(image.shape[:2]), inner(image))[1]
+    tracker.detect(frame)
+    assert len(passes) == 1 and passes[0] != (720, 1280)  # still tracking the frame's region only
+
+
 def test_naming_the_same_frame_again_turned_reuses_its_corners(detector):
     image = cv2.imread(str(SAMPLES / "val_s12_000024.jpg"))
     det = OnnxCardDetector(detector.models_dir)
