@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from companion.cards import CARD_CODES
@@ -48,3 +50,26 @@ def test_real_photo_rank_reading(tmp_path):
     # queen read right (best of two), ace misread, king not found
     assert result["cards"] == 3 and result["found"] == round(2 / 3, 4)
     assert result["rank_right_of_found"] == 0.5
+
+
+def test_split_figures_by_corner_size_add_up(tmp_path):
+    """evaluate_split on the committed samples with the shipped model: the per-size figures cover
+    every visible card once."""
+    import json
+    import os
+
+    from companion.vision.detector import OnnxCardDetector
+    from tools.evaluate import SIZE_BUCKETS, evaluate_split, size_bucket
+
+    assert [size_bucket(px) for px in (5, 12, 17.9, 18, 29, 30, 200)] == [
+        "<12 px", "12-18 px", "12-18 px", "18-30 px", "18-30 px", ">=30 px", ">=30 px"]
+    samples = Path(__file__).resolve().parents[1] / "datasets" / "samples"
+    for kind in ("images", "labels", "truth"):
+        (tmp_path / "data" / "val").mkdir(parents=True, exist_ok=True)
+        os.symlink(samples / kind, tmp_path / "data" / "val" / kind)
+    summary = evaluate_split(OnnxCardDetector(), tmp_path / "data", "val", tmp_path / "out", None, 0.25)
+    sizes = summary["by_corner_px"]
+    assert list(sizes) == list(SIZE_BUCKETS)
+    assert sum(b["cards"] for b in sizes.values()) == summary["all"]["visible_cards"] > 0
+    assert all(0 <= b["named_right"] <= b["found"] <= 1 for b in sizes.values())
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["by_corner_px"] == sizes

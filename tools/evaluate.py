@@ -8,7 +8,8 @@ right* when the best-scoring detection on its corners names it. *False cards* of
 names reported that are not visible in it. Writes into ``--out``: ``per_image.csv`` (one row per
 image with its conditions), ``per_class.csv`` (corner precision/recall), ``confusions.csv``,
 ``pr_curve.png``, ``confusion_matrix.png``, ``summary.json``; prints the headline figures, all
-images and the hard conditions separately. ``--card`` writes them into models/MODEL_CARD.md.
+images and the hard conditions separately, and by the size of a card's biggest labelled corner
+(``by_corner_px``). ``--card`` writes them into models/MODEL_CARD.md.
 
 Real photos (``--real``, default ../shared/datasets/real-photos-ranks/test): whole-card boxes with
 rank-only labels; a card is found when a detection's centre lies in its box, and its rank is read
@@ -51,6 +52,14 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area(a)[:, None] + area(b)[None, :] - inter, 1e-9)
 
 
+#: Buckets of a card's index corner size (shorter side, px of the frame) in the summary.
+SIZE_BUCKETS = ("<12 px", "12-18 px", "18-30 px", ">=30 px")
+
+
+def size_bucket(px: float) -> str:
+    return SIZE_BUCKETS[int(np.searchsorted([12, 18, 30], px, side="right"))]
+
+
 def match(gt_boxes: np.ndarray, det_boxes: np.ndarray, det_scores: np.ndarray) -> np.ndarray:
     """Greedy one-to-one matching by score; returns for each detection its GT index or -1."""
     iou = iou_matrix(det_boxes, gt_boxes)
@@ -80,6 +89,7 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
     rows, corner_records = [], []  # corner_records: (score, correct, true_cls or -1, pred_cls)
     gt_corners_per_class = Counter()
     confusions = Counter()
+    by_size: dict[str, Counter] = {b: Counter() for b in SIZE_BUCKETS}
     times = []
     for path in images:
         image = cv2.imread(str(path))
@@ -105,6 +115,15 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
                     best_for_card[true] = (score, pred)
         visible = set(int(c) for c in classes)
         named = {c for c, (_, pred) in best_for_card.items() if pred == c}
+        # Each card by the shorter side (px) of its biggest labelled corner: where the misreads are.
+        side: dict[int, float] = {}
+        for c, box in zip(classes, boxes):
+            side[int(c)] = max(side.get(int(c), 0.0), float(min(box[2] - box[0], box[3] - box[1])))
+        for c, px in side.items():
+            bucket = size_bucket(px)
+            by_size[bucket]["cards"] += 1
+            by_size[bucket]["found"] += c in best_for_card
+            by_size[bucket]["named_right"] += c in named
         reported = set(int(c) for c in det.class_id)
         row = {"image": path.name, "visible": len(visible), "found": len(best_for_card),
                "named_right": len(named), "false_cards": len(reported - visible),
@@ -152,6 +171,9 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
         subset = [r for r in rows if test(r)]
         if subset:
             summary[name] = headline(subset)
+    summary["by_corner_px"] = {b: {"cards": n["cards"], "named_right": round(n["named_right"] / max(n["cards"], 1), 4),
+                                   "found": round(n["found"] / max(n["cards"], 1), 4)}
+                               for b, n in by_size.items()}
     summary["ms_per_image_median"] = round(1000 * float(np.median(times)), 1)
     summary["top_confusions"] = [f"{t}->{p} x{n}" for (t, p), n in confusions.most_common(10)]
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
