@@ -139,7 +139,8 @@ def _negative_boxes(truth: dict, boxes: np.ndarray, per_image: int, rng: np.rand
     # every index corner of the pyramid, seen or not (a mostly covered one still shows a bit)
     hidden = [c["box"] for row in truth.get("pyramid", []) for card in row for c in card.get("corners", [])]
     avoid = np.vstack([boxes, np.array(hidden, np.float32).reshape(-1, 4)])
-    grown = np.hstack([(avoid[:, :2] + avoid[:, 2:]) / 2, (avoid[:, 2:] - avoid[:, :2]) * 1.0])  # centre, 2x half-size
+    # centre and half-extent of each corner box grown to twice its size
+    grown = np.hstack([(avoid[:, :2] + avoid[:, 2:]) / 2, avoid[:, 2:] - avoid[:, :2]])
     quads = [np.array(c["quad"], np.float32) for row in truth.get("pyramid", []) for c in row
              if c.get("card") and c.get("quad")]
     stock = truth.get("stock") or {}

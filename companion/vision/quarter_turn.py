@@ -40,6 +40,11 @@ def turn_matrix(k: int, size: tuple[int, int]) -> np.ndarray:
     return np.array(m + [[0, 0, 1]], np.float64)
 
 
+def back_matrix(k: int, size: tuple[int, int]) -> np.ndarray:
+    """3x3 map from pixels of ``turn_image(frame, k)`` back to pixels of the ``size`` frame."""
+    return np.linalg.inv(turn_matrix(k, size))
+
+
 def map_boxes(boxes: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Axis-aligned boxes (N, 4) under a quarter-turn map ``m`` (still axis-aligned)."""
     boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
@@ -60,7 +65,7 @@ def map_homography(h: Optional[np.ndarray], m: np.ndarray) -> Optional[np.ndarra
 def reading_back(reading: "FrameReading", k: int, size: tuple[int, int]) -> "FrameReading":
     """A reading of ``turn_image(frame, k)`` in pixels of the frame itself (``size``: the frame's
     width, height): boxes, the lattice fit and the layout's homography."""
-    back = np.linalg.inv(turn_matrix(k, size))
+    back = back_matrix(k, size)
     dets = reading.detections
     dets = Detections(map_boxes(dets.xyxy, back), dets.class_id, dets.confidence,
                       dets.alt_class_id, dets.alt_confidence)

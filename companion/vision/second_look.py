@@ -24,7 +24,7 @@ from companion.vision.detections import Detections
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
-from companion.vision.quarter_turn import QUARTER_TURNS, map_homography, reading_back, turn_image, turn_matrix
+from companion.vision.quarter_turn import QUARTER_TURNS, back_matrix, map_homography, reading_back, turn_image
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections)
 
@@ -37,9 +37,6 @@ TURN_MIN_DEG = 25.0
 WEAK_NAMING = 0.45
 #: A searched layout this far (degrees) from upright is read again from the frame turned by quarter turns.
 QUARTER_MIN_DEG = 45.0
-#: ... when the frame shows at least this many reads (an empty table costs no more than one look;
-#: a table read poorly upright can read well turned: 5 reads upright, 26 of 28 slots turned).
-QUARTER_MIN_READS = 1
 #: A reading of a turned frame that finds the layout the same way round and no nearer upright
 #: must name the pyramid this much surer (a second detector pass alone changes the naming by ~10-30%).
 SECOND_OPINION = 1.3
@@ -72,7 +69,9 @@ class SecondLooks:
         (``quarter_turn``): the surest named wins."""
         state = (self._prior, self._candidate)
         reading, first_far = self._read_upright(image_bgr, dets, frame, angle)
-        if (state[0] is not None or not self._turns() or len(dets) < QUARTER_MIN_READS
+        # (a frame with no read at all is an empty table: one look; with even a few reads it may be
+        # a table read poorly upright that reads well turned: 5 reads upright, 26 of 28 slots turned)
+        if (state[0] is not None or not self._turns() or len(dets) == 0
                 or not (first_far or self._far_or_weak(reading))):
             return reading
         return self._quarter_turns(image_bgr, reading, state, frame)
@@ -93,7 +92,7 @@ class SecondLooks:
             if again.fit is None:
                 continue
             mass = named_mass(again.layout)
-            back = np.linalg.inv(turn_matrix(k, size))
+            back = back_matrix(k, size)
             if way is not None:
                 back_way = layout_angle(back @ again.fit.homography)
                 # The same way round, seen no nearer upright: a second detector pass, not another
