@@ -22,6 +22,7 @@ from companion.vision.detector import (  # noqa: E402
 from companion.vision.model_files import (  # noqa: E402
     CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, RecognitionSettings, default_models_dir,
 )
+from companion.vision.quarter_turn import detect_any_way  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "datasets" / "samples" / "detector"
@@ -137,6 +138,33 @@ def test_shipped_model_reads_the_samples(detector):
     assert false <= len(images), f"{false} false cards on {len(images)} images"
 
 
+def test_a_table_turned_a_quarter_is_read_any_way(detector):
+    # the sample whose table lies turned by about 90 degrees: upright, the model names few of its cards
+    path = SAMPLES / "val_s12_000012.jpg"
+    image = cv2.imread(str(path))
+    classes, boxes = read_labels(path.with_suffix(".txt"), image.shape[1], image.shape[0])
+    cards = set(classes.tolist())
+    upright = detector.detect(image)
+    upright = upright[upright.confidence >= 0.25]
+    dets, k = detect_any_way(detector, image)
+    dets = dets[dets.confidence >= 0.25]
+    assert k != 0
+    named = cards & set(dets.class_id.tolist())
+    assert len(named) >= 0.8 * len(cards) and len(named) >= len(cards & set(upright.class_id.tolist())) + 10
+    # in the image's own pixels: each card named right lies on one of its labelled corners
+    for c in named:
+        ours = dets.xyxy[dets.class_id == c]
+        theirs = boxes[classes == c]
+        x1 = np.maximum(ours[:, None, 0], theirs[None, :, 0])
+        x2 = np.minimum(ours[:, None, 2], theirs[None, :, 2])
+        y1 = np.maximum(ours[:, None, 1], theirs[None, :, 1])
+        y2 = np.minimum(ours[:, None, 3], theirs[None, :, 3])
+        assert ((x2 > x1) & (y2 > y1)).any(), CARD_CODES[c]
+    # an upright table read surely is read once, as it is
+    upright_sample = cv2.imread(str(SAMPLES / "val_s12_000004.jpg"))
+    assert detect_any_way(detector, upright_sample)[1] == 0
+
+
 def test_blank_frame_gives_no_cards(detector):
     det = detector.detect(np.full((720, 1280, 3), 90, np.uint8))
     assert len(det) <= 1
@@ -161,6 +189,19 @@ def test_detect_json_on_a_sample():
     items = json.loads(result.stdout)
     assert items and all(set(i) == {"card", "box", "score"} and i["card"] in CARD_CODES for i in items)
     assert all(len(i["box"]) == 4 and 0 <= i["score"] <= 1 for i in items)
+
+
+def test_detect_reads_a_turned_table_unless_told_upright():
+    shipped()
+    path = SAMPLES / "val_s12_000012.jpg"
+    classes, _ = read_labels(path.with_suffix(".txt"), *cv2.imread(str(path)).shape[1::-1])
+    cards = {CARD_CODES[c] for c in classes}
+    named = {}
+    for flags in ((), ("--upright",)):
+        result = cli(str(path), "--json", *flags)
+        assert result.returncode == 0, result.stderr
+        named[flags] = cards & {i["card"] for i in json.loads(result.stdout)}
+    assert len(named[()]) >= 0.8 * len(cards) > len(named[("--upright",)])
 
 
 def test_detect_unreadable_input_and_missing_model(tmp_path):

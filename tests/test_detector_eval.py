@@ -73,3 +73,28 @@ def test_split_figures_by_corner_size_add_up(tmp_path):
     assert sum(b["cards"] for b in sizes.values()) == summary["all"]["visible_cards"] > 0
     assert all(0 <= b["named_right"] <= b["found"] <= 1 for b in sizes.values())
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["by_corner_px"] == sizes
+
+
+def test_split_read_any_way_reads_the_turned_table(tmp_path):
+    """evaluate_split reads as `detect` does: on the committed detector samples (one table lies
+    turned by about 90 degrees) the turned reading names more cards than one upright look."""
+    import csv
+    import os
+
+    from companion.vision.detector import OnnxCardDetector
+    from tools.evaluate import AnyWay, evaluate_split
+
+    samples = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "detector"
+    (tmp_path / "data" / "val" / "images").mkdir(parents=True)
+    (tmp_path / "data" / "val" / "labels").mkdir(parents=True)
+    for image in samples.glob("*.jpg"):
+        os.symlink(image, tmp_path / "data" / "val" / "images" / image.name)
+        os.symlink(image.with_suffix(".txt"), tmp_path / "data" / "val" / "labels" / image.with_suffix(".txt").name)
+    detector = OnnxCardDetector()
+    upright = evaluate_split(detector, tmp_path / "data", "val", tmp_path / "up", None, 0.25)
+    any_way = evaluate_split(AnyWay(detector), tmp_path / "data", "val", tmp_path / "any", None, 0.25)
+    assert "read_turned" not in upright and any_way["read_turned"] >= 1
+    assert any_way["all"]["named_right"] > upright["all"]["named_right"] + 0.1
+    with (tmp_path / "any" / "per_image.csv").open() as f:
+        turns = {row["image"]: int(row["turn_deg"]) for row in csv.DictReader(f)}
+    assert turns["val_s12_000012.jpg"] in (90, -90) and turns["val_s12_000004.jpg"] == 0

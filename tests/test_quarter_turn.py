@@ -7,7 +7,7 @@ from companion.vision.detections import Detections
 from companion.vision.fake import Noise, detections_from_truth, synth_truth
 from companion.vision.orientation import angle_gap, layout_angle
 from companion.vision.pipeline import LayoutPipeline
-from companion.vision.quarter_turn import map_boxes, reading_back, turn_image, turn_matrix
+from companion.vision.quarter_turn import detect_any_way, map_boxes, reading_back, turn_image, turn_matrix
 
 
 @pytest.mark.parametrize("k", [0, 1, -1, 2, 3])
@@ -105,3 +105,24 @@ def test_reading_back_without_a_pyramid_keeps_the_reasons():
     empty = LayoutPipeline(det, track=False).read(Detections.empty())
     back = reading_back(empty, 1, (truth["width"], truth["height"]))
     assert back.layout is None and back.problems == empty.problems
+
+
+@pytest.mark.parametrize("roll", [100.0, -95.0, 170.0])
+def test_detections_of_a_table_turned_far_come_from_the_frame_turned_back(roll):
+    truth, image, det = turned_table(roll)
+    dets, degrees = detect_any_way(det, image)
+    assert degrees % 90 == 0 and angle_gap(roll - degrees, 0.0) < 45
+    found = detections_from_truth(truth, Noise.none(), np.random.default_rng(0))
+    # named as the truth names them, at the corners' places in the frame's own pixels
+    assert sorted(dets.class_id.tolist()) == sorted(found.class_id.tolist())
+    order = lambda d: d.xyxy[np.argsort(d.class_id, kind="stable")]  # noqa: E731
+    assert np.allclose(order(dets), order(found), atol=0.01)
+
+
+def test_detections_of_an_upright_table_read_surely_are_read_once():
+    truth, image, det = turned_table(5.0)
+    dets, k = detect_any_way(det, image)
+    assert k == 0 and det.turns_seen == [0]
+    assert sorted(dets.class_id.tolist()) == sorted(detections_from_truth(
+        truth, Noise.none(), np.random.default_rng(0)).class_id.tolist())
+

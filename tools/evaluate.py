@@ -9,7 +9,9 @@ names reported that are not visible in it. Writes into ``--out``: ``per_image.cs
 image with its conditions), ``per_class.csv`` (corner precision/recall), ``confusions.csv``,
 ``pr_curve.png``, ``confusion_matrix.png``, ``summary.json``; prints the headline figures, all
 images and the hard conditions separately, and by the size of a card's biggest labelled corner
-(``by_corner_px``). ``--card`` writes them into models/MODEL_CARD.md.
+(``by_corner_px``). ``--card`` writes them into models/MODEL_CARD.md. Each image is read as
+``pyramid-companion detect`` reads it: a weak reading is compared with the image turned by quarter
+turns (``quarter_turn.detect_any_way``; ``per_image.csv`` column ``turn_deg``, summary ``read_turned``); ``--upright`` reads each image once, as it is.
 
 Real photos (``--real``, default ../shared/datasets/real-photos-ranks/test): whole-card boxes with
 rank-only labels; a card is found when a detection's centre lies in its box, and its rank is read
@@ -101,6 +103,7 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
         det = detector.detect(image)
         times.append(time.perf_counter() - t0)
         det = det[det.confidence >= min_score]
+        turn = getattr(detector, "last_turn", None) or 0
         owner = match(boxes, det.xyxy, det.confidence)
         gt_corners_per_class.update(int(c) for c in classes)
         best_for_card: dict[int, tuple[float, int]] = {}
@@ -127,7 +130,8 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
         reported = set(int(c) for c in det.class_id)
         row = {"image": path.name, "visible": len(visible), "found": len(best_for_card),
                "named_right": len(named), "false_cards": len(reported - visible),
-               "corners": len(classes), "detections": len(det), "ms": round(1000 * times[-1], 1)}
+               "corners": len(classes), "detections": len(det), "ms": round(1000 * times[-1], 1),
+               "turn_deg": turn}
         row.update({k: v for k, v in conditions.items() if isinstance(v, (int, float, str, bool))})
         rows.append(row)
 
@@ -175,6 +179,9 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
                                    "found": round(n["found"] / max(n["cards"], 1), 4)}
                                for b, n in by_size.items()}
     summary["ms_per_image_median"] = round(1000 * float(np.median(times)), 1)
+    summary["ms_per_image_p90"] = round(1000 * float(np.percentile(times, 90)), 1)
+    if getattr(detector, "last_turn", None) is not None:
+        summary["read_turned"] = sum(1 for r in rows if r["turn_deg"])
     summary["top_confusions"] = [f"{t}->{p} x{n}" for (t, p), n in confusions.most_common(10)]
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
@@ -214,6 +221,19 @@ def plots(out: Path, records: list, n_gt: int) -> None:
     fig.tight_layout()
     fig.savefig(out / "confusion_matrix.png", dpi=100)
     plt.close(fig)
+
+
+class AnyWay:
+    """A detector that reads as ``pyramid-companion detect`` does (``quarter_turn.detect_any_way``)."""
+
+    def __init__(self, detector) -> None:
+        self.detector, self.last_turn = detector, 0
+
+    def detect(self, image):
+        from companion.vision.quarter_turn import detect_any_way
+
+        dets, self.last_turn = detect_any_way(self.detector, image)
+        return dets
 
 
 def evaluate_real(detector, folder: Path, min_score: float) -> dict:
@@ -257,7 +277,13 @@ def update_card(models: Path, summary: dict, real: dict | None, command: str) ->
             lines.append(f"| {key} | {s['images']} | {s['visible_cards']} | {100 * s['named_right']:.2f}% | "
                          f"{100 * s['found']:.2f}% | {s['false_cards_per_image']:.3f} |")
     lines.append("")
-    lines.append(f"Median time per image (both stages, 1 thread, shared machine): {summary['ms_per_image_median']} ms. "
+    if "read_turned" in summary:
+        lines.append("Each image read as `pyramid-companion detect` reads it: a weak reading is compared with the "
+                     f"image turned by quarter turns ({summary['read_turned']} of {summary['all']['images']} "
+                     "read turned); `--upright` reads each image once, as it is.")
+        lines.append("")
+    lines.append(f"Median time per image (both stages, 1 thread, shared machine): {summary['ms_per_image_median']} ms"
+                 + (f" (p90 {summary['ms_per_image_p90']} ms)" if "ms_per_image_p90" in summary else "") + ". "
                  f"Top confusions: {', '.join(summary['top_confusions'][:6]) or 'none'}.")
     if real:
         lines.append("")
@@ -286,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--faint-conf", type=float,
                    help="faint-corner threshold, 0 for none (default: the model's own)")
     p.add_argument("--no-zoom", action="store_true", help="one detector pass only (no enlarged second look)")
+    p.add_argument("--upright", action="store_true",
+                   help="read each image as it is (no quarter turns for a weak reading: see `detect --upright`)")
     p.add_argument("--card", action="store_true", help="write the figures into the model card")
     args = p.parse_args(argv)
 
@@ -295,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     detector = OnnxCardDetector(args.models, threads=args.threads, detector_conf=args.det_conf,
                                 faint_conf=args.faint_conf,
                                 zoom=not args.no_zoom)
+    if not args.upright:
+        detector = AnyWay(detector)
     summary, real = {}, None
     if args.data:
         summary = evaluate_split(detector, args.data, args.split, args.out, args.limit, args.min_score)

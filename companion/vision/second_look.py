@@ -24,7 +24,8 @@ from companion.vision.detections import Detections
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
-from companion.vision.quarter_turn import QUARTER_TURNS, back_matrix, map_homography, reading_back, turn_image
+from companion.vision.quarter_turn import (QUARTER_TURNS, SECOND_OPINION, back_matrix, map_homography, reading_back,
+                                          turn_image)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections)
 
@@ -37,9 +38,6 @@ TURN_MIN_DEG = 25.0
 WEAK_NAMING = 0.45
 #: A searched layout this far (degrees) from upright is read again from the frame turned by quarter turns.
 QUARTER_MIN_DEG = 45.0
-#: A reading of a turned frame that finds the layout the same way round and no nearer upright
-#: must name the pyramid this much surer (a second detector pass alone changes the naming by ~10-30%).
-SECOND_OPINION = 1.3
 
 
 class SecondLooks:
