@@ -11,7 +11,8 @@ image with its conditions), ``per_class.csv`` (corner precision/recall), ``confu
 images and the hard conditions separately, and by the size of a card's biggest labelled corner
 (``by_corner_px``). ``--card`` writes them into models/MODEL_CARD.md. Each image is read as
 ``pyramid-companion detect`` reads it: a weak reading is compared with the image turned by quarter
-turns (``quarter_turn.detect_any_way``; ``per_image.csv`` column ``turn_deg``, summary ``read_turned``); ``--upright`` reads each image once, as it is.
+turns (``quarter_turn.detect_any_way``; ``per_image.csv`` column ``turn_deg``, summary
+``read_turned``); ``--upright`` reads each image once, as it is.
 
 Real photos (``--real``, default ../shared/datasets/real-photos-ranks/test): whole-card boxes with
 rank-only labels; a card is found when a detection's centre lies in its box, and its rank is read

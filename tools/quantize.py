@@ -49,7 +49,8 @@ def calibration_inputs(models: Path, images: list[Path]) -> tuple[list[np.ndarra
     """Detector inputs (one letterboxed frame each) and classifier input batches (corner crops)."""
     import cv2
 
-    from companion.vision.detector import OnnxCardDetector, corner_crop, letterbox
+    from companion.vision.detector import (OnnxCardDetector, classifier_input, corner_crop, detector_input,
+                                           letterbox)
 
     detector = OnnxCardDetector(models)
     st = detector.settings
@@ -60,12 +61,12 @@ def calibration_inputs(models: Path, images: list[Path]) -> tuple[list[np.ndarra
             print(f"skipped {path}: not an image OpenCV can read", file=sys.stderr)
             continue
         canvas, _, _ = letterbox(image, st.detector_size)
-        frames.append(np.ascontiguousarray(canvas[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0)
+        frames.append(detector_input(canvas))
         boxes, _ = detector.find_corners(image)
         crops += [corner_crop(image, b, st.crop_margin, st.classifier_size) for b in boxes]
     if not frames or not crops:
         raise SystemExit("the calibration images show no card corners to calibrate the classifier on")
-    x = np.ascontiguousarray(np.stack(crops)[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+    x = classifier_input(np.stack(crops))
     return frames, [x[i:i + BATCH] for i in range(0, len(x), BATCH)]
 
 

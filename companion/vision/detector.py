@@ -68,6 +68,16 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
     return np.asarray(keep, np.int64)
 
 
+def detector_input(canvas_bgr: np.ndarray) -> np.ndarray:
+    """The detector network's input (1, 3, H, W) float RGB 0..1 from a letterboxed BGR canvas."""
+    return np.ascontiguousarray(canvas_bgr[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0
+
+
+def classifier_input(crops_bgr: np.ndarray) -> np.ndarray:
+    """The classifier network's input (N, 3, S, S) float RGB 0..1 from stacked BGR corner crops."""
+    return np.ascontiguousarray(crops_bgr[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+
+
 def corner_crop(image_bgr: np.ndarray, box: np.ndarray, margin: float, size: int,
                 shift: tuple[float, float] = (0.0, 0.0), angle: float = 0.0) -> np.ndarray:
     """Square crop of side ``margin * max(w, h)`` around ``box``, resized to ``size`` (BGR).
@@ -215,7 +225,7 @@ class OnnxCardDetector:
         """One detector pass over ``image_bgr`` letterboxed to the detector input."""
         st = self.settings
         canvas, r, (left, top) = letterbox(image_bgr, st.detector_size)
-        x = np.ascontiguousarray(canvas[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0
+        x = detector_input(canvas)
         pred = self._det.run(None, {self._det_input: x})[0][0]  # (4 + classes, anchors)
         scores = pred[4:].max(0)
         keep = scores >= self.floor_conf
@@ -300,7 +310,7 @@ class OnnxCardDetector:
             return np.zeros((0, len(st.class_names)), np.float32)
         crops = np.stack([corner_crop(image_bgr, b, st.crop_margin, st.classifier_size, angle=angle)
                           for b in boxes])
-        x = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+        x = classifier_input(crops)
         # (a background class's share stays out: a crop of no index names no card surely)
         return self._cls.run(None, {self._cls_input: x})[0][:, :len(st.class_names)]
 
@@ -336,4 +346,5 @@ def load_detector(models_dir: str | os.PathLike | None = None, threads: int = 1,
     return OnnxCardDetector(models_dir, threads=threads, track=track)
 
 
-__all__ = ["Detector", "OnnxCardDetector", "ModelFileError", "load_detector", "corner_crop", "letterbox", "zoom_region"]
+__all__ = ["Detector", "OnnxCardDetector", "ModelFileError", "load_detector", "classifier_input", "corner_crop",
+           "detector_input", "letterbox", "zoom_region"]

@@ -77,13 +77,24 @@ def map_homography(h: Optional[np.ndarray], m: np.ndarray) -> Optional[np.ndarra
     return None if h is None else m @ np.asarray(h, np.float64)
 
 
+def detections_back(dets: Detections, k: int, size: tuple[int, int]) -> Detections:
+    """Detections of ``turn_image(frame, k)`` in pixels of the ``size`` (width, height) frame."""
+    return Detections(map_boxes(dets.xyxy, back_matrix(k, size)), dets.class_id, dets.confidence,
+                      dets.alt_class_id, dets.alt_confidence)
+
+
+def read_aside(detector: Any) -> contextlib.AbstractContextManager:
+    """``detector.aside()`` where it has one (a video's tracking left alone while a turned copy is
+    read), else nothing."""
+    aside = getattr(detector, "aside", None)
+    return aside() if callable(aside) else contextlib.nullcontext()
+
+
 def reading_back(reading: "FrameReading", k: int, size: tuple[int, int]) -> "FrameReading":
     """A reading of ``turn_image(frame, k)`` in pixels of the frame itself (``size``: the frame's
     width, height): boxes, the lattice fit and the layout's homography."""
     back = back_matrix(k, size)
-    dets = reading.detections
-    dets = Detections(map_boxes(dets.xyxy, back), dets.class_id, dets.confidence,
-                      dets.alt_class_id, dets.alt_confidence)
+    dets = detections_back(reading.detections, k, size)
     fit = reading.fit
     if fit is not None:
         fit = dataclasses.replace(fit, homography=map_homography(fit.homography, back))
@@ -123,17 +134,12 @@ def detect_any_way(detector: Any, image: np.ndarray) -> tuple[Detections, int]:
     dets = detector.detect(image)
     if not weak_reading(dets):
         return dets, 0
-    size = (image.shape[1], image.shape[0])
     best = (named_cards_mass(dets), dets, 0)
-    aside = getattr(detector, "aside", None)
     for k in QUARTER_TURNS:
-        with aside() if callable(aside) else contextlib.nullcontext():
+        with read_aside(detector):
             turned = detector.detect(turn_image(image, k))
         mass = named_cards_mass(turned)
         if mass > SECOND_OPINION * best[0] and mass > 0:
             best = (mass, turned, k)
     _, dets, k = best
-    if k == 0:
-        return dets, 0
-    return Detections(map_boxes(dets.xyxy, back_matrix(k, size)), dets.class_id, dets.confidence,
-                      dets.alt_class_id, dets.alt_confidence), 90 * k
+    return (detections_back(dets, k, (image.shape[1], image.shape[0])) if k else dets), 90 * k

@@ -15,7 +15,6 @@ is not a second frame confirming a refit.
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
@@ -24,8 +23,8 @@ from companion.vision.detections import Detections
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
-from companion.vision.quarter_turn import (QUARTER_TURNS, SECOND_OPINION, back_matrix, map_homography, reading_back,
-                                          turn_image)
+from companion.vision.quarter_turn import (QUARTER_TURNS, SECOND_OPINION, back_matrix, map_homography, read_aside,
+                                          reading_back, turn_image)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections)
 
@@ -81,11 +80,10 @@ class SecondLooks:
         size = (image_bgr.shape[1], image_bgr.shape[0])
         way = None if reading.fit is None else layout_angle(reading.fit.homography)
         best = (named_mass(reading.layout), reading, (self._prior, self._candidate))
-        aside = getattr(self.detector, "aside", None)
         for k in QUARTER_TURNS:
             self._prior, self._candidate = state
             turned = turn_image(image_bgr, k)
-            with aside() if callable(aside) else contextlib.nullcontext():
+            with read_aside(self.detector):
                 again, _ = self._read_upright(turned, self.detector.detect(turned), frame, 0.0)
             if again.fit is None:
                 continue
