@@ -571,6 +571,62 @@ def test_deal_misread_from_the_view_is_corrected_by_a_legal_move(deal_read):
         assert [e.kind for e in events] == ["illegal"] and f.moves == ()
 
 
+def _pair_of_a_black_twin(rules):
+    """A deal whose bottom row has a pair Y+Z (not kings) and Y's same-coloured twin X (QC for
+    QS) on top of the stock: the deal read with X at Y's slot still sees a legal pair."""
+    for seed in range(200):
+        cards = list(Deal.random(rules, random.Random(seed)).cards)
+        bottom = range(21, 28)
+        for a in bottom:
+            y = cards[a]
+            z_slot = next((b for b in bottom if b != a and rules.pairs(y, cards[b])), None)
+            if z_slot is None or y.rank == 13:
+                continue
+            x = next(c for c in rules.deck_cards() if c.rank == y.rank and c is not y
+                     and (c.suit in "DH") == (y.suit in "DH"))
+            k = cards.index(x)
+            if k < 28:
+                continue
+            cards[k], cards[28] = cards[28], cards[k]  # X is the first card drawn
+            return Deal(rules, cards), a - 21, y, cards[z_slot], x
+    raise AssertionError("no such deal")
+
+
+@pytest.mark.parametrize("evidence", [True, False])
+def test_removed_card_turning_up_from_the_stock_corrects_the_deal(evidence):
+    # The deal read from the view took Y for its twin X (QS for QC). The person removes Y with
+    # its partner, recorded as X's pair; then draws X from the stock. X "reappearing" is the
+    # deal's misreading, not the person's doing: the deal is corrected and the draw recorded.
+    # With a view that read Y at the slot, as the camera read it; with none, the only card
+    # of its rank and colour never seen.
+    rules = Rules.preset("classic")
+    deal, i, y, z, x = _pair_of_a_black_twin(rules)
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, misread(layout_of(truth, frame=0), 6, i, x, 0.9, 0.05))
+    if evidence:
+        f.feed(misread(layout_of(truth, frame=5), 6, i, y, 0.6, 0.3))
+    truth = truth.apply(Move.remove(y, z))
+    f.feed(layout_of(truth, frame=10))
+    assert f.moves == (Move.remove(x, z),)  # as the record has it, for now
+    truth = truth.apply(Move.parse("draw"))
+    events = f.feed(layout_of(truth, frame=20))
+    assert [e.kind for e in events] == ["check", "move"], events
+    assert "the deal was misread" in events[0].text and f"is {y}, not {x}" in events[0].text
+    assert f.moves == (Move.remove(y, z), Move.parse("draw")) and f.game.deal.pyramid[21 + i] is y
+    assert "illegal" not in kinds(f)
+
+
+def test_removed_card_put_back_on_the_pyramid_stays_illegal():
+    # The same card seen again where it was dealt is the person's doing (put back), not a misreading.
+    rules = Rules.preset("classic")
+    deal, i, y, z, x = _pair_of_a_black_twin(rules)
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, layout_of(truth, frame=0))
+    f.feed(layout_of(truth.apply(Move.remove(y, z)), frame=10))
+    events = f.feed(layout_of(truth, frame=20)) + f.tick(400)
+    assert "illegal" in [e.kind for e in events] and f.moves == (Move.remove(y, z),)
+
+
 def test_recycle_after_taking_the_waste_top_waits_for_the_card_beneath():
     # The waste top taken in a pair and the pile gone in one view: the card beneath was never
     # seen (a hand over it), so that view alone does not record a recycle.

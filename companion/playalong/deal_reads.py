@@ -8,6 +8,12 @@ of such a slot are only checks (``misreads.eye_check``). When a view cannot be e
 them: all at once, then one or two at a time. The follower takes the first that explains the view. A
 slot qualifies only while its card was never moved, and only with a card the game has not placed
 elsewhere (removed, on the waste, turned from the stock).
+
+A slot whose card was already removed qualifies too when that card turns up again (drawn from
+the stock: the deal read it where another card lay): its recorded moves are replayed with the
+slot's other card. With no other reading of the slot, ``same_rank_readings`` offers the cards of
+its rank that the game has not placed, the other suit of the same colour first (QC for QS is
+the eye's most common misreading); a pair removed with it stays a pair.
 """
 
 from __future__ import annotations
@@ -17,16 +23,20 @@ from typing import Any, Iterable, Iterator
 
 from companion.cards import Card
 from companion.game import Deal, Game
+from companion.moves import Move
 
 #: At most this many slots are tried one by one (each try replays the record and searches).
 MAX_SLOTS = 4
 
 
-def corrected_games(rules: Any, game: Game, readings: Iterable[tuple[int, Card]]
+def corrected_games(rules: Any, game: Game, readings: Iterable[tuple[int, Card]],
+                    reappeared: frozenset[Card] = frozenset(),
                     ) -> Iterator[tuple[Game, dict[int, tuple[Card, Card]]]]:
     """Games replaying ``game``'s moves on its deal with pyramid slots re-read.
 
-    ``readings``: (slot, card the camera reads there). Yields (game, {slot: (old, new)}).
+    ``readings``: (slot, card the camera reads there). ``reappeared``: removed cards seen on the
+    table again; a slot dealt one of them is re-read too, its moves replayed with the new card.
+    Yields (game, {slot: (old, new)}).
     """
     state = game.state
     deal = game.deal
@@ -35,7 +45,10 @@ def corrected_games(rules: Any, game: Game, readings: Iterable[tuple[int, Card]]
     out: dict[int, Card] = {}
     for slot, card in readings:
         old = state.pyramid[slot] if slot < len(state.pyramid) else None
-        if old is None or old is not deal.pyramid[slot] or card is old or card not in rules.deck_cards():
+        dealt = deal.pyramid[slot] if slot < len(deal.pyramid) else None
+        if old is None and dealt is not None and dealt in reappeared and dealt in state.removed:
+            old = dealt  # removed, and now seen again: it was never on this slot
+        if old is None or old is not dealt or card is old or card not in rules.deck_cards():
             continue  # the slot's card was moved (or the reading agrees)
         if card in known and card not in placed:
             continue  # turned from the stock or dealt to the reserve: it is not on the pyramid
@@ -50,10 +63,26 @@ def corrected_games(rules: Any, game: Game, readings: Iterable[tuple[int, Card]]
         cards = list(deal.cards)
         for s in subset:
             cards[s] = out[s]
+        swap = {deal.pyramid[s]: out[s] for s in subset}
         try:
             new = Game(rules, Deal(rules, cards))
             for m in game.moves:
-                new.play(m)
+                new.play(Move(m.kind, tuple(swap.get(c, c) for c in m.cards)) if set(m.cards) & swap.keys() else m)
         except ValueError:
             continue  # a card twice, or a recorded move no longer legal
         yield new, {s: (deal.pyramid[s], out[s]) for s in subset}
+
+
+def same_rank_readings(rules: Any, game: Game, reappeared: frozenset[Card]) -> list[tuple[int, Card]]:
+    """(slot, card) for each removed card of the deal's pyramid seen again: the cards of its rank
+    the deal does not place, the same colour's other suit first."""
+    deal = game.deal
+    known = deal.known()
+    out: list[tuple[int, Card]] = []
+    for slot, dealt in enumerate(deal.pyramid):
+        if dealt is None or dealt not in reappeared or dealt not in game.state.removed:
+            continue
+        others = [c for c in rules.deck_cards() if c.rank == dealt.rank and c not in known]
+        others.sort(key=lambda c: ((c.suit in "DH") != (dealt.suit in "DH"), c.suit))
+        out += [(slot, c) for c in others]
+    return out

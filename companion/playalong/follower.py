@@ -31,7 +31,7 @@ from companion.errors import IllegalMoveError, InvalidLayoutError
 from companion.game import Deal, Game
 from companion.layout import TableLayout
 from companion.moves import DRAW, RECYCLE, Move
-from companion.playalong.deal_reads import corrected_games
+from companion.playalong.deal_reads import corrected_games, same_rank_readings
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_unread
@@ -383,7 +383,13 @@ class Follower:
         tries = [readings, {**self._read_otherwise, **readings}]
         if tries[1] == readings:
             tries.pop()
-        for game, changed in (g for t in tries for g in corrected_games(self.rules, self.game, sorted(t.items()))):
+        # A removed card seen again (drawn from the stock) was never where the deal put it: its
+        # slot as the camera read it otherwise, else another card of its rank (the move stays a pair).
+        reappeared = frozenset(obs.visible() & self.game.state.removed)
+        guesses = [{slot: card} for slot, card in same_rank_readings(self.rules, self.game, reappeared)]
+        attempts = ((g, i >= len(tries)) for i, t in enumerate(tries + guesses)
+                    for g in corrected_games(self.rules, self.game, sorted(t.items()), reappeared))
+        for (game, changed), guessed in attempts:
             fixed, _, wrong = eye_check(game.state, obs)
             found = None if wrong else self._explain(game.state, fixed, None, None)
             if found is None or found.guessed:
@@ -392,8 +398,9 @@ class Follower:
             self._checkpoints.clear()
             self._open_checks -= {(s, new) for s, (_, new) in changed.items()}
             fixes = ", ".join(f"{slot_name(s)} is {new}, not {old}" for s, (old, new) in changed.items())
-            return [Event(obs.frame, CHECK, f"the deal was misread: {fixes} (as the camera reads it; the "
-                                            "table makes sense only so): record corrected")] + \
+            why = (f"{', '.join(str(old) for old, _ in changed.values())} turned up again; a card of its rank "
+                   "never seen" if guessed else "as the camera reads it; the table makes sense only so")
+            return [Event(obs.frame, CHECK, f"the deal was misread: {fixes} ({why}): record corrected")] + \
                 self._record(found, obs.frame)
         return None
 
