@@ -616,6 +616,36 @@ def test_removed_card_turning_up_from_the_stock_corrects_the_deal(evidence):
     assert "illegal" not in kinds(f)
 
 
+def test_deal_misread_beats_a_guess_at_hidden_cards():
+    # The deal read AD where 7D lies; the camera read 7D there once (a check). The person takes
+    # 7D with the waste's 6S and turns the next card while a hand hides the table for 3 s: with
+    # AD the table is explained only by guessing hidden stock cards (draw, draw, QC+AD); the deal
+    # as the camera read it explains it with none, and wins.
+    rules = Rules.preset("classic")
+    for seed in range(300):
+        cards = list(Deal.random(rules, random.Random(seed)).cards)
+        a = next((k for k in range(21, 28) if cards[k].rank not in (1, 6, 7, 12, 13)), None)
+        y = cards[a]
+        w = next((c for c in cards[28:] if rules.pairs(c, y)), None)
+        other = next((c for c in cards[28:] if c.rank not in (y.rank, 13 - y.rank, 13)), None)
+        if w is None or other is None:
+            continue
+        k = cards.index(w)
+        cards[k], cards[28] = cards[28], cards[k]  # W is turned first
+        deal = Deal(rules, cards)
+        break
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, misread(layout_of(truth, frame=0), 6, a - 21, other, 0.9, 0.05))
+    f.feed(misread(layout_of(truth, frame=5), 6, a - 21, y, 0.6, 0.3))
+    truth = truth.apply(Move.parse("draw"))
+    f.feed(layout_of(truth, frame=10))
+    truth = truth.apply(Move.remove(y, w)).apply(Move.parse("draw"))
+    events = f.feed(replace(layout_of(truth, frame=20), extra={"skipped": 90}))
+    assert [e.kind for e in events] == ["check", "move", "move"], events
+    assert f"is {y}, not {other}" in events[0].text
+    assert f.moves[-2:] == (Move.remove(y, w), Move.parse("draw")) and f.status == "check"
+
+
 def test_removed_card_put_back_on_the_pyramid_stays_illegal():
     # The same card seen again where it was dealt is the person's doing (put back), not a misreading.
     rules = Rules.preset("classic")

@@ -203,6 +203,15 @@ class Follower:
         used = fixed  # the observation the explanation was found for
         if not wrong:
             found = self._explain(state, fixed, max_moves, max_nodes)
+            if found is not None and found.guessed and self._deal_read:
+                # a slot of the deal as the camera read it otherwise explains the view with no
+                # guess at hidden cards (7D+6S where the deal says AD): surer than the guess
+                corrected = self._correct_deal(obs, checks)
+                if corrected is not None:
+                    self._last_illegal = None
+                    self.status = "check"
+                    self.events.extend(corrected)
+                    return corrected
             if found is not None and found.guessed and not allow_guess:
                 # one card gone that only a hidden draw could have paired: most often the
                 # first card of a pair being picked up. Wait for the next view to decide.
