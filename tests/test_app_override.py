@@ -155,3 +155,18 @@ def test_fix_a_card_of_the_confirmed_deal_replays_the_game(window_factory, qtbot
     assert not window.fix_card(Place.parse("r7s1"), Card.parse("QC"))
     assert "illegal" in window.advice_panel.warning_label.text()
     assert window.session.state.pyramid[21] is None and len(window.session.moves()) == 2
+
+
+def test_a_slot_read_both_ways_in_turn_shows_its_check_each_time(following, qtbot):
+    # Play-along says a check once; the panel still shows it whenever the camera reads the slot
+    # otherwise again, and hides it while the camera reads it right.
+    window, truth, show = following
+    seen = table(truth, 10)
+    wrong = next(c for c in window.rules.deck_cards() if c not in truth.pyramid)
+    misread = seen.with_slot(2, 1, SlotReading(wrong, 0.6, ((wrong, 0.6),)))
+    for frame in range(10, 16):
+        show(misread if frame % 2 == 0 else table(truth, frame))
+        assert window.mismatch_panel.isVisible() == (frame % 2 == 0)
+        if frame % 2 == 0:
+            assert str(wrong) in window.mismatch_panel.text.text()
+    assert [e.kind for e in window.session._follower.events].count("check") == 1

@@ -314,6 +314,16 @@ def test_misread_slot_is_a_check_not_an_illegal_move():
     assert f.moves == (move,)
     f.feed(layout_of(after, frame=3))
     assert f.status == "ok"
+    # the camera goes on reading the slot both ways in turn: said once, the status follows the view
+    for frame in range(4, 10):
+        view = layout_of(after, frame=frame)
+        new = f.feed(misread(view, 3, 1, other) if frame % 2 else view)
+        assert new == [] and f.status == ("check" if frame % 2 else "ok")
+        assert bool(f.checks) == bool(frame % 2) and all(str(other) in t for t in f.checks)
+    assert kinds(f).count("check") == 1
+    # another misreading of the slot is said
+    third = next(c for c in rules.deck_cards() if c not in truth.deal.cards[:28] and c not in (other, true))
+    assert [e.kind for e in f.feed(misread(layout_of(after, frame=11), 3, 1, third))] == ["check"]
 
 
 def test_doubtful_empty_reading_uses_the_score():

@@ -190,6 +190,9 @@ class PlaySession:
                 self.mismatch = None  # a legal move followed: that illegal view is over
         if self._follower.status == "ok":
             self.mismatch = None
+        elif self._follower.status == "check" and not self.mismatch:
+            # a check said before (the camera reads the slot both ways in turn): shown again, not said again
+            self.mismatch = next(iter(self._follower.checks), None)
         if len(self.game.moves) != before or events:
             self.pairing.reset()
             self.autosave()

@@ -338,10 +338,13 @@ class MainWindow(QMainWindow, GameFlow, OverrideFlow):
         except CompanionError as exc:
             self._show_illegal(str(exc))
             return
-        self._show_events(events, before)
+        self._show_events(events, before, layout_seen=True)
 
-    def _show_events(self, events: list, before: int) -> None:
-        if not events:
+    def _show_events(self, events: list, before: int, layout_seen: bool = False) -> None:
+        """Say ``events``; after a stable layout (``layout_seen``) the mismatch panel follows
+        play-along's state even with no event (a check said before shows while the camera
+        reads the slot otherwise, and hides once it reads it right)."""
+        if not events and not layout_seen:
             return
         for event in events:
             if event.kind == "move":

@@ -100,6 +100,10 @@ class Follower:
         self._last_obs: Optional[Observation] = None
         self._last_illegal: Optional[str] = None
         self._open_checks: set[tuple] = set()
+        #: Checks said since the deal was last corrected: a slot the camera reads two ways in turn
+        #: (QS, JS, QS ...) is said once, not at every flicker (a rendered game: 13 checks -> 4).
+        self._said_checks: set[tuple] = set()
+        self._check_texts: dict[tuple, str] = {}
         #: The last other card the camera read on each pyramid slot (a check, open or closed):
         #: a deal read from the view may be corrected to it (``_correct_deal``).
         self._read_otherwise: dict[int, Card] = {}
@@ -144,6 +148,11 @@ class Follower:
         return self.game.moves
 
     # --- following -----------------------------------------------------------------------
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """What the open checks say (slots the camera reads otherwise now), said before or not."""
+        return tuple(self._check_texts[k] for k in sorted(self._open_checks, key=str) if k in self._check_texts)
+
     def feed(self, layout: TableLayout) -> list[Event]:
         """Take the next stable layout; returns the new events (usually none)."""
         obs = observe(layout, self.rules)
@@ -284,7 +293,9 @@ class Follower:
             open_now.add(key)
             if isinstance(key[0], int) and isinstance(key[1], Card):
                 self._read_otherwise[key[0]] = key[1]
-            if key not in self._open_checks:
+            self._check_texts[key] = text
+            if key not in self._open_checks and key not in self._said_checks:
+                self._said_checks.add(key)
                 new.append(Event(obs.frame, CHECK, text))
         self._open_checks = open_now
         if self._hidden_points and not self._gap and any(m.kind == RECYCLE for m in found.moves):
@@ -406,6 +417,7 @@ class Follower:
             self.game = game
             self._checkpoints.clear()
             self._open_checks -= {(s, new) for s, (_, new) in changed.items()}
+            self._said_checks.clear()
             fixes = ", ".join(f"{slot_name(s)} is {new}, not {old}" for s, (old, new) in changed.items())
             why = (f"{', '.join(str(old) for old, _ in changed.values())} turned up again; a card of its rank "
                    "never seen" if guessed else "as the camera reads it; the table makes sense only so")
