@@ -217,9 +217,6 @@ class Follower:
                 # guess at hidden cards (7D+6S where the deal says AD): surer than the guess
                 corrected = self._correct_deal(obs, checks)
                 if corrected is not None:
-                    self._last_illegal = None
-                    self.status = "check"
-                    self.events.extend(corrected)
                     return corrected
             if found is not None and found.guessed and not allow_guess:
                 # one card gone that only a hidden draw could have paired: most often the
@@ -259,9 +256,6 @@ class Follower:
         if found is None and self._deal_read:
             corrected = self._correct_deal(obs, checks)
             if corrected is not None:
-                self._last_illegal = None
-                self.status = "check"
-                self.events.extend(corrected)
                 return corrected
         if found is None:
             # misread slots are the eye's doing: say what the person did with the cards
@@ -394,8 +388,9 @@ class Follower:
         return None
 
     def _correct_deal(self, obs: Observation, checks: list[tuple]) -> Optional[list[Event]]:
-        """No legal continuation explains ``obs`` with the deal as read from the view: try it with
-        the slots the camera reads otherwise (open checks and this view's) as the camera reads them."""
+        """No legal continuation explains ``obs`` with the deal as read from the view (or only a
+        guess at hidden cards does): try it with the slots the camera reads otherwise (open checks
+        and this view's) as the camera reads them. On success the record, status and events follow."""
         readings = {k[0]: k[1] for k in list(self._open_checks) + [key for key, _ in checks]
                     if isinstance(k[0], int) and isinstance(k[1], Card)}
         # then with the other readings of earlier views too (a check closed since: the slot's
@@ -421,8 +416,12 @@ class Follower:
             fixes = ", ".join(f"{slot_name(s)} is {new}, not {old}" for s, (old, new) in changed.items())
             why = (f"{', '.join(str(old) for old, _ in changed.values())} turned up again; a card of its rank "
                    "never seen" if guessed else "as the camera reads it; the table makes sense only so")
-            return [Event(obs.frame, CHECK, f"the deal was misread: {fixes} ({why}): record corrected")] + \
+            events = [Event(obs.frame, CHECK, f"the deal was misread: {fixes} ({why}): record corrected")] + \
                 self._record(found, obs.frame)
+            self._last_illegal = None
+            self.status = "check"
+            self.events.extend(events)
+            return events
         return None
 
     def _revise(self, obs: Observation, depth: int = 3) -> Optional[list[Event]]:
