@@ -103,7 +103,7 @@ class Follower:
         #: Checks said since the deal was last corrected: a slot the camera reads two ways in turn
         #: (QS, JS, QS ...) is said once, not at every flicker (a rendered game: 13 checks -> 4).
         self._said_checks: set[tuple] = set()
-        self._check_texts: dict[tuple, str] = {}
+        self._check_texts: dict[tuple, str] = {}  # what this view's checks say
         #: The last other card the camera read on each pyramid slot (a check, open or closed):
         #: a deal read from the view may be corrected to it (``_correct_deal``).
         self._read_otherwise: dict[int, Card] = {}
@@ -287,11 +287,11 @@ class Follower:
             open_now.add(key)
             if isinstance(key[0], int) and isinstance(key[1], Card):
                 self._read_otherwise[key[0]] = key[1]
-            self._check_texts[key] = text
             if key not in self._open_checks and key not in self._said_checks:
                 self._said_checks.add(key)
                 new.append(Event(obs.frame, CHECK, text))
         self._open_checks = open_now
+        self._check_texts = dict(checks)
         if self._hidden_points and not self._gap and any(m.kind == RECYCLE for m in found.moves):
             # the view was clear: a card turned and recycled at once would have shown. It was
             # turned earlier, behind a hand, under a card drawn then (after a gap, the hand
