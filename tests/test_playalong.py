@@ -203,6 +203,46 @@ def test_blocked_view_draw_and_pair_is_guessed_and_said():
     assert f.state.key() == after.key()
 
 
+def _hidden_draw_and_pair(seed: int = 9):
+    """A classic game followed until a draw and a pair with the drawn card can be played out of
+    sight: (rules, follower, state before, state after the draw and the pair, the pyramid card)."""
+    rules, truth, f = setup("classic", seed)
+    _, played, _ = play_until(truth, lambda s: True if len(s.stock) >= 2 and any(
+        rules.pairs(s.stock[0], c) for c in s.available() if c in s.pyramid) else None, random.Random(seed))
+    state = follow_moves(f, truth, played)
+    drawn = state.stock[0]
+    after = state.apply(Move.draw())
+    pair = next(m for m in after.legal_moves() if drawn in m.cards and m.kind == "remove"
+                and any(c in after.pyramid for c in m.cards))
+    lifted = next(c for c in pair.cards if c is not drawn)
+    return rules, f, state, after.apply(pair), lifted
+
+
+def test_guessed_draw_and_pair_stands_when_the_table_moves_on():
+    # g00315 (rendered): JS gone after a hand (draw 2C, JS+2C out of sight). The clock called it
+    # "JS removed alone" and the record waited for a guess until the game ended.
+    rules, f, state, after, lifted = _hidden_draw_and_pair()
+    n = len(f.moves)
+    assert f.feed(layout_of(after, frame=500)) == [] and f.status == "pending"
+    assert f.tick(500 + int(3 * f.lone_s * f.fps)) == []  # no verdict while the guess waits
+    later = after.apply(Move.draw())  # the person plays on: the card did not come back
+    events = f.feed(layout_of(later, frame=600))
+    assert [m.kind for m in f.moves[n:]] == ["draw", "remove", "draw"]
+    assert any(e.kind == "check" and "blocked" in e.text for e in events)
+    assert not any(e.kind == "illegal" for e in f.events)
+    assert f.state.key() == later.key()
+
+
+def test_card_back_after_a_waiting_guess_is_illegal():
+    rules, f, state, after, lifted = _hidden_draw_and_pair()
+    n = len(f.moves)
+    assert f.feed(layout_of(after, frame=500)) == [] and f.status == "pending"
+    f.tick(500 + int(3 * f.lone_s * f.fps))
+    events = f.feed(layout_of(state, frame=560))  # it was lifted alone after all: put back
+    assert [e.kind for e in events] == ["illegal"] and str(lifted) in events[0].text
+    assert len(f.moves) == n and f.state.key() == state.key()
+
+
 def test_ambiguous_pairs_are_reported():
     rules = Rules.preset("giza")
     for seed in range(40):

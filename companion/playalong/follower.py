@@ -118,6 +118,10 @@ class Follower:
         #: A view only a guessed hidden draw explains, waiting for the next one (see ``finish``).
         self._pending: Optional[Observation] = None
         self._pending_gap = False  # whether the waiting view came after a real gap
+        #: The waiting view is one only a guess at hidden cards explains (not a recycle), and
+        #: the cards face up in the view before it (what its explanation took as seen before).
+        self._pending_guess = False
+        self._pending_before: frozenset = frozenset()
         #: A lone open card lifted, waiting for the next view. The clock (``lone_s``) runs from
         #: the card's last sighting (1 s doubled the false warnings on the rendered games); it
         #: waits longer while a card it pairs with is out of sight (``companion.playalong.lone``).
@@ -192,6 +196,9 @@ class Follower:
         """The stream ended: accept a waiting guessed explanation of the last view, if any."""
         if self._pending is not None:
             obs, self._pending = self._pending, None
+            if self._pending_guess:
+                self._pending_guess = False
+                self._prev_visible = set(self._pending_before)
             return self._process(obs, allow_guess=True)
         if self._lone is not None:
             lone, self._lone = self._lone, None
@@ -206,7 +213,8 @@ class Follower:
         state = self.game.state
         new: list[Event] = []
         lone, self._lone = self._lone, None
-        self._pending = None
+        waiting = self._pending if self._pending_guess else None
+        self._pending, self._pending_guess = None, False
         fixed, checks, wrong = eye_check(state, obs)
         found = None
         used = fixed  # the observation the explanation was found for
@@ -219,9 +227,15 @@ class Follower:
                 if corrected is not None:
                     return corrected
             if found is not None and found.guessed and not allow_guess:
+                if waiting is not None and still_gone(state, waiting, obs):
+                    # the view before was waiting on the same kind of guess, and what it saw gone
+                    # stayed gone while the table moved on: that guess stands (else the record
+                    # waited for the end of the game). Record it, then this view from there.
+                    return self._settle_waiting(waiting, obs)
                 # one card gone that only a hidden draw could have paired: most often the
                 # first card of a pair being picked up. Wait for the next view to decide.
                 self._pending, self._pending_gap = obs, self._gap
+                self._pending_guess, self._pending_before = True, frozenset(self._prev_visible)
                 gone = [c for c in open_cards(state) if c not in obs.visible()]
                 if len(gone) == 1:  # if the card comes back instead, it was lifted alone
                     text = diagnose(state, obs, [], self.game.moves, self.max_moves)
@@ -330,8 +344,15 @@ class Follower:
         return card in below or card in state.unseen()
 
     def _lone_timed_out(self, frame: int, sightings: Optional[Mapping[Card, int]] = None) -> list[Event]:
-        """A lone card gone for longer than ``lone_s`` was not the first card of a pair."""
+        """A lone card gone for longer than ``lone_s`` was not the first card of a pair.
+
+        Not while a view only a guessed hidden draw explains is waiting: after a blocked view the
+        card may as well have been paired with a stock card turned out of sight (a rendered game:
+        "JS removed alone" said while JS+2C had been played behind the hand). The next view
+        decides: the card back (illegal, said then) or the table moving on (the guess stands)."""
         if self._lone is None or not self._lone.due(frame, self.fps, self.lone_s, sightings):
+            return []
+        if self._pending is not None and self._pending_guess:
             return []
         text = self._lone.text
         self._lone = None
@@ -341,6 +362,16 @@ class Follower:
         event = Event(frame, ILLEGAL, text)  # said now, while the person still holds the card
         self.events.append(event)
         return [event]
+
+    def _settle_waiting(self, waiting: Observation, obs: Observation) -> list[Event]:
+        """Record the waiting view by its guess, then explain ``obs`` from there."""
+        now = self._prev_visible
+        self._prev_visible = set(self._pending_before)
+        try:
+            events = self._process(waiting, allow_guess=True)
+        finally:
+            self._prev_visible = now
+        return events + self._process(obs)
 
     def _explain(self, state: Any, obs: Observation, max_moves: Optional[int],
                  max_nodes: Optional[int], hidden: Optional[bool] = None) -> Optional[Explanation]:
@@ -560,6 +591,13 @@ class Follower:
             "waste": waste,
             "result": state.result,
         }
+
+
+def still_gone(state: Any, before: Observation, now: Observation) -> bool:
+    """The open cards of ``state`` gone in view ``before`` are still gone in ``now``."""
+    gone = [c for c in open_cards(state) if c not in before.visible()]
+    seen = now.visible()
+    return bool(gone) and not any(c in seen for c in gone)
 
 
 def _recycle_unseen(state: Any, found: Explanation) -> bool:
