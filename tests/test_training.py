@@ -54,3 +54,26 @@ def test_tiny_training_end_to_end(tmp_path):
     assert len(list((work / "cls" / "train" / "52_none").glob("*.jpg"))) > 0
     probs = detector.classify(image, np.array([[1, 2, 19, 34]], np.float32))
     assert probs.shape == (1, 52) and 0 < float(probs.sum()) <= 1 + 1e-3
+
+
+def test_checkpoints_rebuilt_from_the_shipped_onnx_compute_the_same_and_fine_tune(tmp_path):
+    # tools/weights_from_onnx.py refuses to write a checkpoint that computes otherwise than the
+    # ONNX file (and checks it loaded back); a fine-tune from it must take every weight over.
+    pytest.importorskip("ultralytics")
+    import re
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
+    out = tmp_path / "from-onnx"
+    result = subprocess.run([sys.executable, "tools/weights_from_onnx.py", "--out", str(out), "--limit", "64"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for kind in ("classifier", "detector"):
+        assert (out / f"{kind}.pt").exists()
+        assert re.search(rf"\[{kind}\] wrote .*loaded back: largest difference", result.stdout)
+    result = subprocess.run([sys.executable, "tools/train.py", "--tiny", "--work", str(tmp_path / "ft"),
+                             "--det-init", str(out / "detector.pt"), "--stages", "prepare,detector"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    moved = re.search(r"Transferred (\d+)/(\d+) items", result.stdout + result.stderr)
+    assert moved and moved.group(1) == moved.group(2) and int(moved.group(1)) > 100
+    assert (tmp_path / "ft" / "detector" / "weights" / "last.pt").exists()
