@@ -18,7 +18,9 @@ out a card early; it is then put back at that blocked view (``hidden_draws``). O
 card gone (the first card of a pair being picked up) is ``pending`` until the pair
 completes; it is illegal when the card comes back or stays gone longer than ``lone_s``
 after the camera last read it (``tick`` tells the follower that frames went by without a
-new layout).
+new layout). After a blocked view, when a stock card turned out of sight could have paired it,
+the next view decides instead: the card back (illegal), or the table moved on with the card
+still gone (the guessed draw and pair are recorded, with a check saying so).
 """
 
 from __future__ import annotations
