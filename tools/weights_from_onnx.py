@@ -100,27 +100,22 @@ def calibrate(folded, fresh, inputs: np.ndarray):
         folded(torch.from_numpy(inputs))
     for h in hooks:
         h.remove()
+    # every weight the two networks share by name and shape (convolution weights, the heads'
+    # plain convolutions and linear layer); the folded biases go into the batch norms below
+    want = fresh.state_dict()
+    fresh.load_state_dict({k: v for k, v in folded.state_dict().items()
+                           if k in want and want[k].shape == v.shape}, strict=False)
     folded_modules = dict(folded.named_modules())
     with torch.no_grad():
         for name, module in fresh.named_modules():
-            src = folded_modules.get(name)
             if isinstance(module, Conv) and hasattr(module, "bn"):
                 mean, std = stats[name]
                 eps = module.bn.eps
                 var = torch.clamp(std ** 2, min=2 * eps) - eps
-                module.conv.weight.copy_(src.conv.weight)
                 module.bn.running_mean.copy_(mean.float())
                 module.bn.running_var.copy_(var.float())
                 module.bn.weight.copy_(torch.sqrt(var + eps).float())
-                module.bn.bias.copy_((mean + src.conv.bias.double()).float())
-            elif isinstance(module, torch.nn.Conv2d) and not any(isinstance(p, Conv) and p.conv is module
-                                                                 for p in fresh.modules()):
-                module.weight.copy_(src.weight)
-                if module.bias is not None:
-                    module.bias.copy_(src.bias)
-            elif isinstance(module, torch.nn.Linear):
-                module.weight.copy_(src.weight)
-                module.bias.copy_(src.bias)
+                module.bn.bias.copy_((mean + folded_modules[name].conv.bias.double()).float())
     return fresh.eval()
 
 
