@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from companion.cards import Card
 from companion.errors import IllegalMoveError
 from companion.game import Deal, GameState
 from companion.layout import SlotReading
@@ -572,15 +573,43 @@ def test_start_votes_for_one_card_per_slot_and_falls_back_to_the_longest_view():
     truth = GameState.initial(rules, Deal.random(rules, random.Random(9)))
     right = layout_of(truth, frame=0)
     c = right.pyramid[6][0].card
-    # slot (6, 1) read as the card of (6, 0) for long, (6, 0) read right: a card named twice
+    # slot (6, 1) read as the card of (6, 0) for long, (6, 0) read right: a card named twice.
+    # (6, 1) loses least by taking its runner-up (its true card): each card at one slot
     twice = misread(right, 6, 1, c)
     views = [replace(right, frame=0), replace(twice, frame=5)]
-    assert voted_deal(views, replace(right, frame=50)).pyramid == twice.pyramid
+    assert voted_deal(views, replace(right, frame=50)).pyramid == right.pyramid
     assert voted_deal(views, replace(right, frame=8)).pyramid == right.pyramid
+    assert voted_deal([twice], None).visible_cards() == right.visible_cards()
+    # with no runner-up to take, the longest-held view is taken whole
+    bare = right.with_slot(6, 1, SlotReading(c, 0.55, ((c, 0.55),)))
+    views = [replace(right, frame=0), replace(bare, frame=5)]
+    assert voted_deal(views, replace(right, frame=50)).pyramid == bare.pyramid
     # each slot its own longest reading, from different views
     a, b = misread(right, 0, 0, c, 0.9), misread(right, 1, 0, None)
     voted = voted_deal([replace(a, frame=0), replace(b, frame=1), replace(right, frame=2)], replace(right, frame=4))
     assert voted.pyramid == right.pyramid and voted_deal([right], None) is right
+
+
+def test_a_card_named_twice_stays_where_its_runner_up_would_lose_most():
+    from companion.playalong.start import one_slot_each
+    qc, qs, tc, kc = (Card.parse(c) for c in ("QC", "QS", "TC", "KC"))
+    # the bundled demo's deal as fused: QC at two slots; the second's runner-up QS is far likelier
+    # than the first's (QS 0.0004)
+    first = SlotReading(qc, 0.49, ((qc, 0.49), (qs, 0.0004), (kc, 0.0001)))
+    second = SlotReading(qc, 0.4965, ((qc, 0.4965), (qs, 0.1429), (kc, 0.002)))
+    fixed = one_slot_each([first, second])
+    assert [r.card for r in fixed] == [qc, qs] and fixed[0] is first
+    assert fixed[1].score == pytest.approx(0.1429) and fixed[1].alternatives[0] == (qs, 0.1429)
+    # a runner-up already named elsewhere is passed over
+    fixed = one_slot_each([first, second, SlotReading.known(qs)])
+    assert [r.card for r in fixed] == [kc, qc, qs]  # the second would lose more (0.49 vs 0.4945)
+    # a slot the person set keeps its card
+    fixed = one_slot_each([replace(first, corrected=True), second])
+    assert [r.card for r in fixed] == [qc, qs]
+    fixed = one_slot_each([first, replace(second, corrected=True)])
+    assert [r.card for r in fixed] == [qs, qc]
+    assert one_slot_each([SlotReading.known(tc), SlotReading.known(tc)]) is None
+    assert one_slot_each([first, SlotReading.empty(), SlotReading.empty()])[1:] == [SlotReading.empty()] * 2
 
 
 def _king_read_as_queen(seed_from: int = 0):

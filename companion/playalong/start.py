@@ -57,12 +57,55 @@ def deal_views(layouts: list[TableLayout]) -> int:
     return len(layouts)
 
 
+def one_slot_each(readings: list[SlotReading]) -> Optional[list[SlotReading]]:
+    """``readings`` with no card named at two slots, or None when that cannot be had.
+
+    A card named at several slots stays where taking the reading's best runner-up named nowhere
+    else would lose the most score; the other slots take their runner-ups (the fuser votes slot by
+    slot: in the bundled demo it kept QC at two slots, though the frames had read the second as QS).
+    """
+    out = list(readings)
+    for _ in range(len(out)):
+        slots: dict[Card, list[int]] = {}
+        for i, r in enumerate(out):
+            if r.card is not None:
+                slots.setdefault(r.card, []).append(i)
+        twice = next((where for where in slots.values() if len(where) > 1), None)
+        if twice is None:
+            return out
+        named = set(slots)
+
+        def way_out(i: int) -> tuple[float, Optional[tuple[Card, float]]]:
+            if out[i].corrected:  # set by the person: it stays
+                return float("inf"), None
+            alt = next(((c, a) for c, a in out[i].alternatives if c is not None and c not in named), None)
+            return (out[i].score - alt[1] if alt is not None else float("inf")), alt
+
+        ways = sorted((way_out(i) + (i,) for i in twice), key=lambda w: w[0])
+        for loss, alt, i in ways[:-1]:  # the slot that would lose most keeps the card
+            if alt is None:
+                return None
+            out[i] = SlotReading(alt[0], min(alt[1], out[i].score),
+                                 (alt,) + tuple(a for a in out[i].alternatives if a[0] != alt[0]), out[i].corrected)
+            named.add(alt[0])
+    return None
+
+
+def _one_slot_each_view(view: TableLayout) -> TableLayout:
+    readings = [s for _, _, s in view.slots()]
+    fixed = one_slot_each(readings)
+    if fixed is None:
+        return view
+    return with_slots(view, {i: r for i, (r, s) in enumerate(zip(fixed, readings)) if r is not s})
+
+
 def voted_deal(views: list[TableLayout], after: Optional[TableLayout]) -> TableLayout:
     """The first view with each slot showing the reading it held the longest across ``views``
     (frames until the next view; ``after`` ends the last). Unknown frame numbers count 1 each.
-    Should the votes name a card twice, the longest-held view is taken whole."""
+    A card the votes name at two slots stays at one (``one_slot_each``); when no runner-up can
+    take its place, the longest-held view is taken whole."""
     if len(views) == 1:
-        return views[0]
+        return _one_slot_each_view(views[0])
     ends = [v.frame for v in views[1:]] + [after.frame if after is not None else -1]
     weights = [e - v.frame if v.frame >= 0 and e > v.frame else 1 for v, e in zip(views, ends)]
     size = sum(len(r) for r in views[0].pyramid)
@@ -74,10 +117,9 @@ def voted_deal(views: list[TableLayout], after: Optional[TableLayout]) -> TableL
             held = best[i].get(reading.card)
             if held is None or reading.score > held.score:
                 best[i][reading.card] = reading
-    voted = [best[i][max(t, key=lambda c: t[c])] for i, t in enumerate(tally)]
-    cards = [r.card for r in voted if r.card is not None]
-    if len(cards) != len(set(cards)):
-        return max(zip(views, weights), key=lambda vw: vw[1])[0]
+    voted = one_slot_each([best[i][max(t, key=lambda c: t[c])] for i, t in enumerate(tally)])
+    if voted is None:
+        return _one_slot_each_view(max(zip(views, weights), key=lambda vw: vw[1])[0])
     return with_slots(views[0], {i: r for i, (r, (_, _, s)) in enumerate(zip(voted, views[0].slots()))
                                  if r.card != s.card})
 
