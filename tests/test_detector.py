@@ -17,7 +17,7 @@ from companion.cards import CARD_CODES  # noqa: E402
 from companion.errors import CompanionError  # noqa: E402
 from companion.vision.detections import Detections  # noqa: E402
 from companion.vision.detector import (  # noqa: E402
-    Detector, ModelFileError, OnnxCardDetector, corner_crop, letterbox, nms, zoom_region,
+    Detector, ModelFileError, OnnxCardDetector, classifier_input, corner_crop, letterbox, nms, zoom_region,
 )
 from companion.vision.model_files import (  # noqa: E402
     CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, RecognitionSettings, default_models_dir,
@@ -361,3 +361,42 @@ def test_faint_corners_surely_named_find_more_cards(detector):
     assert found[0] <= found[0.1]
     assert len(found[0.1] & cards) > len(found[0] & cards)
     assert len(found[0.1] - cards) <= len(found[0] - cards)
+
+
+def test_multi_crop_setting_round_trips_and_is_off_by_default():
+    assert RecognitionSettings().multi_crop_below is None
+    s = RecognitionSettings(multi_crop_below=0.9, multi_crop_margins=(1.1, 1.5))
+    assert RecognitionSettings.from_json(s.to_json()) == s
+
+
+def test_unsure_sure_corners_are_named_again_from_two_more_crops(detector):
+    image = cv2.imread(str(SAMPLES / "val_s12_000012.jpg"))
+    once = OnnxCardDetector(detector.models_dir, multi_crop_below=0)
+    again = OnnxCardDetector(detector.models_dir, multi_crop_below=0.9)
+    boxes, corner = once.find_corners(image)
+    first = once.classify(image, boxes)
+    probs = again.classify(image, boxes, corner_scores=corner)
+    chosen = (first.max(1) < 0.9) & (corner >= again.settings.detector_conf)
+    assert chosen.any() and (~chosen).any()  # the sample has both kinds
+    # corners named surely, and faint corners, keep their one reading
+    assert np.array_equal(probs[~chosen], first[~chosen])
+    # the others: the normalised geometric mean of the crops at 1.3x, 1.15x and 1.45x the box
+    st = again.settings
+    logs = [np.log(first[chosen] + 1e-6)]
+    for margin in st.multi_crop_margins:
+        crops = np.stack([corner_crop(image, b, margin, st.classifier_size) for b in boxes[chosen]])
+        logs.append(np.log(again._cls.run(None, {again._cls_input: classifier_input(crops)})[0] + 1e-6))
+    mean = np.exp(np.mean(logs, 0))
+    assert np.allclose(probs[chosen], mean / mean.sum(1, keepdims=True), atol=1e-5)
+    assert np.allclose(probs.sum(1), 1, atol=1e-4)
+    # without corner scores every unsure name is read again
+    assert not np.array_equal(again.classify(image, boxes)[first.max(1) < 0.9], first[first.max(1) < 0.9])
+
+
+def test_following_a_game_names_each_corner_from_one_crop(detector):
+    # the follower was tuned on one-crop names and measured worse with multi-crop ones
+    from companion.playalong.stream import default_detector
+    from companion.vision.detector import load_detector
+    assert detector.settings.multi_crop_below is not None  # stills: detect, recognize IMAGE
+    assert load_detector(detector.models_dir).settings.multi_crop_below is None
+    assert default_detector(str(detector.models_dir)).settings.multi_crop_below is None

@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  fusion update:            {stats(fusion)}")
     if args.with_model:
         try:
-            from companion.vision.detector import OnnxCardDetector
-            det = OnnxCardDetector()
+            from companion.vision.detector import FOLLOW_MULTI_CROP, OnnxCardDetector
+            det = OnnxCardDetector(multi_crop_below=FOLLOW_MULTI_CROP)  # as while following a game
         except Exception as exc:  # no model yet: say so, do not fail the benchmark
             print(f"  detector: not available ({exc})")
             return 0

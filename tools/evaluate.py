@@ -312,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--det-conf", type=float, help="sure-corner threshold (default: the model's own)")
     p.add_argument("--faint-conf", type=float,
                    help="faint-corner threshold, 0 for none (default: the model's own)")
+    p.add_argument("--multi-crop-below", type=float,
+                   help="read corners named less sure than this again (0: never; default: the model's own)")
     p.add_argument("--no-zoom", action="store_true", help="one detector pass only (no enlarged second look)")
     p.add_argument("--upright", action="store_true",
                    help="read each image as it is (no quarter turns for a weak reading: see `detect --upright`)")
@@ -322,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     from companion.vision.model_files import default_models_dir
 
     detector = OnnxCardDetector(args.models, threads=args.threads, detector_conf=args.det_conf,
-                                faint_conf=args.faint_conf,
+                                faint_conf=args.faint_conf, multi_crop_below=args.multi_crop_below,
                                 zoom=not args.no_zoom)
     if not args.upright:
         detector = AnyWay(detector)

@@ -144,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--noise", choices=sorted(NOISE), default="realistic")
     ap.add_argument("--det-conf", type=float, default=None,
                     help="onnx: sure-corner threshold (default: the model's recognition.json)")
+    ap.add_argument("--multi-crop-below", type=float, default=None,
+                    help="onnx: read corners named less sure than this again, 0 for never (default: the model's)")
     ap.add_argument("--faint-conf", type=float, default=None,
                     help="onnx: faint-corner threshold, 0 for none (default: the model's recognition.json)")
     ap.add_argument("--min-score", type=float, default=0.25, help="pipeline: ignore reads scored lower")
@@ -170,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.detector == "onnx":
         import cv2
         from companion.vision.detector import OnnxCardDetector  # the model developer's
-        detector = OnnxCardDetector(detector_conf=args.det_conf, faint_conf=args.faint_conf)
+        detector = OnnxCardDetector(detector_conf=args.det_conf, faint_conf=args.faint_conf,
+                                   multi_crop_below=args.multi_crop_below)
     rng = np.random.default_rng(args.seed + 1000)
     scenes = truth_scenes(args.truth, args.limit) if args.truth else fake_scenes(args.fake, args.seed)
     stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

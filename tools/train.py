@@ -435,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cls-imgsz", type=int, default=64)
     p.add_argument("--faint-conf", type=float, default=0.1,
                    help="exported setting: fainter corners (down to this) count when named surely; 0: never")
+    p.add_argument("--multi-crop-below", type=float, default=0.9,
+                   help="exported setting: corners named less sure than this are named again from two more crops; 0: never")
     p.add_argument("--cls-lr", type=float, default=0.002)
     p.add_argument("--det-init", help="start the detector from these weights (e.g. an earlier run's last.pt)")
     p.add_argument("--det-lr", type=float, default=0.002)
@@ -479,7 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     h, w = (int(v) for v in args.det_size.lower().split("x"))
     settings = RecognitionSettings(detector_size=(h, w), classifier_size=args.cls_imgsz,
-                                   faint_conf=args.faint_conf if args.faint_conf > 0 else None)
+                                   faint_conf=args.faint_conf if args.faint_conf > 0 else None,
+                                   multi_crop_below=args.multi_crop_below if args.multi_crop_below > 0 else None)
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]
     bad = [s for s in stages if s not in STAGES]
     if bad:

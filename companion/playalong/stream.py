@@ -85,11 +85,11 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
 def default_detector(models: Optional[str] = None) -> Any:
     from companion.errors import CompanionError
     try:
-        from companion.vision.detector import OnnxCardDetector
+        from companion.vision.detector import FOLLOW_MULTI_CROP, OnnxCardDetector
     except ImportError as exc:
         raise CompanionError(f"no recognition model available ({exc})") from None
-    try:
-        return OnnxCardDetector(models) if models else OnnxCardDetector()
+    try:  # named from one crop, as the follower was tuned on (see FOLLOW_MULTI_CROP)
+        return OnnxCardDetector(models, multi_crop_below=FOLLOW_MULTI_CROP)
     except CompanionError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:

@@ -51,6 +51,11 @@ class RecognitionSettings:
     #: ``faint_name`` sure (see ``OnnxCardDetector.detect``). None: fainter corners never count.
     faint_conf: Optional[float] = None
     faint_name: float = 0.8
+    #: A corner the classifier names less than ``multi_crop_below`` sure is named again from crops of
+    #: the other ``multi_crop_margins`` (crop side / corner box), and the readings' log-probabilities
+    #: are averaged (see ``OnnxCardDetector.classify``). None: every corner is read once.
+    multi_crop_below: Optional[float] = None
+    multi_crop_margins: tuple[float, ...] = (1.15, 1.45)
     nms_iou: float = 0.5
     class_names: tuple[str, ...] = field(default=CARD_CODES)
     #: The classifier has one more class after the cards: no index at all (a card's back, its
@@ -65,6 +70,7 @@ class RecognitionSettings:
         data = asdict(self)
         data["detector_size"] = list(self.detector_size)
         data["class_names"] = list(self.class_names)
+        data["multi_crop_margins"] = list(self.multi_crop_margins)
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod
@@ -79,6 +85,8 @@ class RecognitionSettings:
                 known["detector_size"] = (int(h), int(w))
             if "class_names" in known:
                 known["class_names"] = tuple(known["class_names"])
+            if "multi_crop_margins" in known:
+                known["multi_crop_margins"] = tuple(float(m) for m in known["multi_crop_margins"])
             settings = cls(**known)
         except (ValueError, TypeError, KeyError) as exc:
             raise ModelFileError(f"{source}: not valid recognition settings ({exc})") from None
