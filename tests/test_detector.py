@@ -400,3 +400,16 @@ def test_following_a_game_names_each_corner_from_one_crop(detector):
     assert detector.settings.multi_crop_below is not None  # stills: detect, recognize IMAGE
     assert load_detector(detector.models_dir).settings.multi_crop_below is None
     assert default_detector(str(detector.models_dir)).settings.multi_crop_below is None
+
+
+def test_bench_times_one_crop_and_three_crop_naming_and_restores_the_settings(detector):
+    sys.path.insert(0, str(REPO))
+    from tools.bench_inference import bench, load_frames
+
+    frames = load_frames(SAMPLES, 2)
+    before = detector.settings
+    assert before.multi_crop_below  # the shipped model names a still's unsure corners again
+    out = bench(detector, frames, runs=2)
+    assert detector.settings == before
+    assert 0 <= out["corners_named_again_per_frame"] <= out["corners_per_frame"]
+    assert out["classifier_30_corners_median_ms"] > 0 and out["classifier_30_corners_all_named_again_median_ms"] > 0

@@ -16,7 +16,9 @@ deals with at most one slot wrong, waste top right, deals with no error the slot
 mapping is to blame for (the right card was read at the slot's corner), and
 deals exactly right / at most one wrong counting only slots a camera could read
 (a card hidden under a hand in that frame is left out: fusion over frames is
-what handles hands).
+what handles hands), deals whose lattice fit lies where the cards lie (slots within
+``LATTICE_OFF`` of a card pitch of the rendered first indices), and how many of those
+are exactly right. ``--csv`` adds each scene's lattice error (``lattice_off``, pitches).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from companion.vision.fake import (Noise, detections_from_truth, hands_over_tabl
                                    synth_truth)
 from companion.vision.fusion import DEFAULT_K, LayoutFuser  # noqa: E402
 from companion.vision.pipeline import LayoutPipeline  # noqa: E402
+from companion.vision.slots import pyramid_nodes  # noqa: E402
 
 NOISE = {
     "none": Noise.none(),
@@ -85,6 +88,35 @@ def mapping_errors(truth: dict, dets, want: list, got: list) -> int:
                     n += 1
                     break
     return n
+
+
+#: A fit whose slots lie this far (card pitches, median over the slots with a card) from where the
+#: rendered cards lie has the lattice in the wrong place: rows or slots shifted, or a lattice through
+#: other points (a nearly cleared pyramid's second indices and the waste).
+LATTICE_OFF = 0.3
+
+
+def lattice_error(truth: dict, fit, rows: int, inverted: bool) -> float:
+    """Median distance, in card pitches, between the fit's slots and the truth's first-index corners of
+    the cards in the pyramid (inf without a fit; 0 when no card is left to place)."""
+    nodes_ri, _ = pyramid_nodes(rows, inverted)
+    at = {}
+    for k, (r, i) in enumerate(nodes_ri):
+        slot = truth["pyramid"][int(r)][int(i)]
+        for c in slot.get("corners", []) if slot.get("card") else []:
+            if c["which"] == "tl":
+                x1, y1, x2, y2 = c["box"]
+                at[(int(r), int(i))] = (k, np.array([(x1 + x2) / 2, (y1 + y2) / 2]))
+    if not at:
+        return 0.0
+    if fit is None:
+        return float("inf")
+    steps = [np.hypot(*(at[(r, i + 1)][1] - p)) for (r, i), (_, p) in at.items() if (r, i + 1) in at]
+    sides = [max(l["box"][2] - l["box"][0], l["box"][3] - l["box"][1]) for l in truth["labels"]]
+    # the pitch between neighbours of a row; with no two neighbours left, about three index corners
+    pitch = float(np.median(steps)) if steps else 3.0 * float(np.median(sides))
+    xy = fit.node_xy()
+    return float(np.median([np.hypot(*(xy[k] - p)) for k, p in at.values()])) / max(pitch, 1e-6)
 
 
 def fake_scenes(n: int, seed: int):
@@ -215,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         n_slots = sum(len(r) for r in want)
         wrong = n_slots if got is None else sum(a != b for ra, rb in zip(want, got) for a, b in zip(ra, rb))
         map_wrong = 0 if got is None else mapping_errors(truth, dets, want, got)
+        off = lattice_error(truth, reading.fit, scene_rules.rows, scene_rules.inverted)
         # Slots a camera could read: empty, or a card with at least one index corner in view.
         seen = {tuple(map(int, l["where"].split(":")[1:])) for l in truth["labels"]
                 if l["where"].startswith("pyramid")}
@@ -231,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             "missed": sum(a is not None and b is None for a, b in pairs),
             "false": sum(a is None and b is not None for a, b in pairs),
             "misnamed": sum(a is not None and b is not None and a != b for a, b in pairs),
-            "mapping_errors": map_wrong, "waste_top_right": waste_ok,
+            "mapping_errors": map_wrong, "lattice_off": round(off, 3), "waste_top_right": waste_ok,
             "conditions": ";".join(sorted(groups(truth.get("conditions", {})))),
         })
         for g in groups(truth.get("conditions", {})):
@@ -243,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
             s["le1"] += wrong <= 1
             s["waste_ok"] += waste_ok
             s["map_exact"] += map_wrong == 0 and got is not None
+            s["lattice_ok"] += off < LATTICE_OFF
+            s["lattice_ok_exact"] += off < LATTICE_OFF and wrong == 0
             s["vis_exact"] += vis_wrong == 0
             s["vis_le1"] += vis_wrong <= 1
         if map_wrong and failures < args.show_failures:
@@ -260,14 +295,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"detector={args.detector} noise={args.noise if args.detector == 'fake' else '-'} "
           f"rules={rules.name} source={'fake' if args.fake else args.truth}")
     print(f"{'group':<16}{'scenes':>7}{'slots right':>13}{'deals exact':>13}{'<=1 wrong':>11}{'waste top':>11}"
-          f"{'no mapping error':>18}{'exact (seen)':>14}{'<=1 (seen)':>12}")
+          f"{'no mapping error':>18}{'exact (seen)':>14}{'<=1 (seen)':>12}"
+          f"{'lattice right':>15}{'exact of those':>16}")
     order = sorted(stats, key=lambda g: (g != "all", g))
     for g in order:
         s = stats[g]
         print(f"{g:<16}{int(s['scenes']):>7}{100 * s['slots_right'] / max(s['slots'], 1):>12.2f}%"
               f"{100 * s['exact'] / s['scenes']:>12.2f}%{100 * s['le1'] / s['scenes']:>10.2f}%"
               f"{100 * s['waste_ok'] / s['scenes']:>10.2f}%{100 * s['map_exact'] / s['scenes']:>17.2f}%"
-              f"{100 * s['vis_exact'] / s['scenes']:>13.2f}%{100 * s['vis_le1'] / s['scenes']:>11.2f}%")
+              f"{100 * s['vis_exact'] / s['scenes']:>13.2f}%{100 * s['vis_le1'] / s['scenes']:>11.2f}%"
+              f"{100 * s['lattice_ok'] / s['scenes']:>14.2f}%"
+              f"{100 * s['lattice_ok_exact'] / max(s['lattice_ok'], 1):>15.2f}%")
     if t_read:
         print(f"slot mapping (read) time: median {1000 * np.median(t_read):.2f} ms, "
               f"p90 {1000 * np.percentile(t_read, 90):.2f} ms per frame (no tracking)")
