@@ -86,10 +86,12 @@ def bench(detector, frames: list[np.ndarray], runs: int, video: bool = False) ->
     for i in range(runs):
         frame = frames[i % len(frames)]
         detector.settings = replace(detector.settings, multi_crop_below=None)
-        t0 = time.perf_counter()
-        detector.classify(frame, boxes)
-        cls_times.append(time.perf_counter() - t0)
-        detector.settings = replace(detector.settings, multi_crop_below=multi)
+        try:
+            t0 = time.perf_counter()
+            detector.classify(frame, boxes)
+            cls_times.append(time.perf_counter() - t0)
+        finally:
+            detector.settings = replace(detector.settings, multi_crop_below=multi)
         if multi:
             t0 = time.perf_counter()
             detector.classify(frame, boxes, corner_scores=np.ones(len(boxes), np.float32))
