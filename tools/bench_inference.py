@@ -111,13 +111,11 @@ def bench(detector, frames: list[np.ndarray], runs: int, video: bool = False) ->
 def named_again(detector, frame: np.ndarray) -> int:
     """Sure corners of ``frame`` named less than ``multi_crop_below`` sure from one crop: the ones a
     still names again from two more crops (``OnnxCardDetector.classify``)."""
-    st = detector.settings
     boxes, scores = detector.find_corners(frame)
-    sure = scores >= st.detector_conf
-    if not sure.any():
+    if len(boxes) == 0:
         return 0
-    probs = detector._name_crops(frame, boxes[sure], (st.crop_margin,), 0.0)
-    return int((probs.max(1) < st.multi_crop_below).sum())
+    probs = detector._name_crops(frame, boxes, (detector.settings.crop_margin,), 0.0)
+    return len(detector.to_name_again(probs, scores))
 
 
 def main(argv: list[str] | None = None) -> int:

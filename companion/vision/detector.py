@@ -320,15 +320,22 @@ class OnnxCardDetector:
         if len(boxes) == 0:
             return np.zeros((0, len(st.class_names)), np.float32)
         probs = self._name_crops(image_bgr, boxes, (st.crop_margin,), angle)
-        if st.multi_crop_below is not None:
-            unsure = probs.max(1) < st.multi_crop_below
-            if corner_scores is not None:
-                unsure &= corner_scores >= st.detector_conf
-            unsure = np.flatnonzero(unsure)
-            if len(unsure):
-                probs[unsure] = self._name_again(image_bgr, boxes[unsure], probs[unsure], angle)
+        unsure = self.to_name_again(probs, corner_scores)
+        if len(unsure):
+            probs[unsure] = self._name_again(image_bgr, boxes[unsure], probs[unsure], angle)
         # (a background class's share stays out: a crop of no index names no card surely)
         return probs[:, :len(st.class_names)]
+
+    def to_name_again(self, probs: np.ndarray, corner_scores: np.ndarray | None = None) -> np.ndarray:
+        """Indices of the corners whose one-crop names (``probs``) are read again from three crops:
+        named less than ``multi_crop_below`` sure and, with ``corner_scores``, found surely."""
+        st = self.settings
+        if st.multi_crop_below is None:
+            return np.zeros(0, np.int64)
+        unsure = probs.max(1) < st.multi_crop_below
+        if corner_scores is not None:
+            unsure &= corner_scores >= st.detector_conf
+        return np.flatnonzero(unsure)
 
     def _name_crops(self, image_bgr: np.ndarray, boxes: np.ndarray, margins: tuple[float, ...],
                     angle: float) -> np.ndarray:
