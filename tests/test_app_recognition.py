@@ -123,3 +123,66 @@ def test_a_broken_model_falls_back_with_the_reason(monkeypatch, tmp_path):
     monkeypatch.setenv("PYRAMID_COMPANION_MODELS", str(folder))
     detector, words = shipped_detector()
     assert detector is None and words.startswith("model not loadable") and "corner_detector.onnx" in words
+
+
+def test_confirming_a_deal_keeps_its_corners_named_as_confirmed(window, qtbot):
+    from companion.app.fakes import ScriptedSource
+    from companion.app.flow import DECK_SAMPLES
+    from companion.app.places import Place
+    from companion.app.recognition import LiveRecognizer
+    from companion.vision.deck_samples import load_frames, load_samples
+
+    dets, deal, (h, w) = dealt_table()
+    import cv2
+
+    rng = np.random.default_rng(1)  # a smooth random texture: each crop of it is distinct
+    image = cv2.GaussianBlur(rng.random((h, w, 3)).astype(np.float32), (0, 0), 2.0)
+    image = (255 * (image - image.min()) / (image.max() - image.min())).astype(np.uint8)
+    recognizer = LiveRecognizer(window.rules, fps=10, detector=FixedDetector(dets), description="test detector")
+    window.set_manual(False, start_source=False)
+    window.start_source("camera:0", opener=lambda: ScriptedSource([image]), recognizer=recognizer)
+    places = [Place.slot(r, i) for r in range(7) for i in range(r + 1)]
+    qtbot.waitUntil(lambda: window.board.picture.slots.get(places[-1]) is not None, timeout=10000)
+    qtbot.waitUntil(lambda: window.last_frame is not None and set(window.last_frame.boxes) >= set(places),
+                    timeout=10000)
+    # the person corrects two cards (swapped), then confirms
+    window.corrections.swap(places[0], places[1])
+    window.confirm()
+    assert window.session is not None
+    samples = load_samples(window.data_dir / DECK_SAMPLES)
+    named = {s.where: s.card for s in samples}
+    assert len(samples) >= 28
+    assert named[str(places[0])] is deal[1] and named[str(places[1])] is deal[0]
+    assert all(named[str(p)] is c for p, c in zip(places[2:], deal[2:28]))
+    # and the whole frame, with the deal as confirmed (to check a learned model as the pipeline reads)
+    (kept,) = load_frames(window.data_dir / DECK_SAMPLES)
+    flat = [c for row in kept.pyramid for c in row]
+    assert flat[:2] == deal[1::-1] and flat[2:] == deal[2:28] and kept.rules == window.rules.name
+    assert kept.stamp == samples[0].path.name.split("_")[0] and kept.image().shape == image.shape
+    # the saved picture holds the frame's corner: cropped again it matches the frame's own crop
+    from companion.vision.detector import corner_crop
+
+    s = next(s for s in samples if s.where == str(places[27]))
+    box = np.array(window.last_frame.boxes[places[27]])
+    want = corner_crop(image, box, 1.3, 64).astype(float)
+    got = corner_crop(s.image(), np.array(s.box), 1.3, 64).astype(float)
+    assert np.abs(want - got).mean() < 5
+    assert np.abs(corner_crop(image, box + 3, 1.3, 64) - want).mean() > 12  # (a crop 3 px off)
+
+
+def test_corners_are_not_kept_when_the_person_turned_it_off(window, qtbot):
+    from companion.app.fakes import ScriptedSource
+    from companion.app.flow import DECK_SAMPLES
+    from companion.app.places import Place
+    from companion.app.recognition import LiveRecognizer
+
+    dets, deal, (h, w) = dealt_table()
+    recognizer = LiveRecognizer(window.rules, fps=10, detector=FixedDetector(dets), description="test detector")
+    window.act_learn.trigger()  # off
+    assert not window.act_learn.isChecked() and window.settings.value("learn_deck", type=bool) is False
+    window.set_manual(False, start_source=False)
+    window.start_source("camera:0", opener=lambda: ScriptedSource([np.zeros((h, w, 3), np.uint8)]),
+                        recognizer=recognizer)
+    qtbot.waitUntil(lambda: window.board.picture.slots.get(Place.slot(6, 6)) is not None, timeout=10000)
+    window.confirm()
+    assert window.session is not None and not (window.data_dir / DECK_SAMPLES).exists()

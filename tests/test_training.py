@@ -77,3 +77,52 @@ def test_checkpoints_rebuilt_from_the_shipped_onnx_compute_the_same_and_fine_tun
     moved = re.search(r"Transferred (\d+)/(\d+) items", result.stdout + result.stderr)
     assert moved and moved.group(1) == moved.group(2) and int(moved.group(1)) > 100
     assert (tmp_path / "ft" / "detector" / "weights" / "last.pt").exists()
+
+
+def test_learning_a_deck_from_confirmed_corners_writes_a_model_that_loads(tmp_path):
+    # tools/learn_deck.py end to end, tiny: three "confirmed deals" (corners of committed sample
+    # scenes, saved as the app saves them), the last one held out and named by both models.
+    pytest.importorskip("ultralytics")
+    import json
+
+    import cv2
+
+    from companion.cards import Card
+    from companion.vision.deck_samples import save_frame, save_samples
+    from companion.vision.detector import OnnxCardDetector
+
+    samples = tmp_path / "deck-samples"
+    scenes = [f for f in sorted((REPO / "datasets" / "samples" / "truth").glob("*.json"))
+              if json.loads(f.read_text())["rows"] == 7 and len(json.loads(f.read_text())["waste"]) <= 1][:3]
+    for k, truth_file in enumerate(scenes):
+        truth = json.loads(truth_file.read_text())
+        image = cv2.imread(str(REPO / "datasets" / "samples" / "images" / (truth_file.stem + ".jpg")))
+        corners = [(lab["where"], Card.parse(lab["card"]), lab["box"]) for lab in truth["labels"]
+                   if lab["where"].startswith("pyramid")]
+        assert save_samples(samples, image, corners, now=1.7e9 + 60 * k) > 5
+        pyramid = [[None if c is None else Card.parse(c) for c in row] for row in truth["pyramid_codes"]]
+        save_frame(samples, image, "classic", pyramid, now=1.7e9 + 60 * k)
+    env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
+    out = tmp_path / "learned"
+    result = subprocess.run([sys.executable, "tools/learn_deck.py", "--samples", str(samples), "--out", str(out),
+                             "--work", str(tmp_path / "work"), "--replay-scenes", "0", "--epochs", "1",
+                             "--reps", "2", "--keep-worse"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    info = json.loads((out / "learned.json").read_text())
+    held_out = len([1 for lab in json.loads(scenes[2].read_text())["labels"] if lab["where"].startswith("pyramid")])
+    assert info["check"]["corners"] == held_out and info["samples"] > 10
+    assert info["check_layout"]["frames"] == 1 and info["check_layout"]["slots"] == 28
+    assert 0 <= info["check_layout"]["after"] <= 28 and "its frame:" in result.stdout
+    assert f"{info['check']['after']} after" in (out / "MODEL_CARD.md").read_text()
+    assert (out / "corner_detector.onnx").read_bytes() == (REPO / "models" / "corner_detector.onnx").read_bytes()
+    assert (out / "card_classifier.onnx").read_bytes() != (REPO / "models" / "card_classifier.onnx").read_bytes()
+    image = cv2.imread(str(REPO / "datasets" / "samples" / "images" / (scenes[2].stem + ".jpg")))
+    probs = OnnxCardDetector(out).classify(image, np.array([[10, 10, 30, 40]], np.float32))
+    assert probs.shape == (1, 52) and abs(float(probs.sum()) - 1) < 1e-3
+
+
+def test_learning_without_samples_says_where_it_looked(tmp_path):
+    result = subprocess.run([sys.executable, "tools/learn_deck.py", "--samples", str(tmp_path / "none")],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "no samples in" in result.stderr and "none" in result.stderr

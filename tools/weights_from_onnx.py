@@ -180,7 +180,10 @@ def save(model, meta: dict[str, str], path: Path) -> None:
                 "version": meta.get("version", ""), "license": meta.get("license", "")}, path)
 
 
-def rebuild(kind: str, models: Path, out: Path, images: list[Path], limit: int) -> Path:
+def rebuild(kind: str, models: Path, out: Path, images: list[Path], limit: int,
+            inputs: np.ndarray | None = None) -> Path:
+    """Write ``out/<kind>.pt``; calibrated on ``inputs`` (network inputs) or, without them, on
+    inputs made from ``images``."""
     import torch
 
     from companion.vision.model_files import model_paths
@@ -190,7 +193,8 @@ def rebuild(kind: str, models: Path, out: Path, images: list[Path], limit: int) 
     onnx_path = cls_path if kind == "classifier" else det_path
     weights, meta = onnx_weights(onnx_path)
     folded = load_folded(build(kind, meta, out), weights)
-    inputs = calibration_inputs(kind, models, images, limit)
+    if inputs is None:
+        inputs = calibration_inputs(kind, models, images, limit)
     diff_folded = max_difference(kind, folded, onnx_path, inputs)
     model = calibrate(folded, build(kind, meta, out), inputs)
     diff = max_difference(kind, model, onnx_path, inputs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import companion.app.qtfix  # noqa: F401  (first: PySide6 bug workaround, see the module)
 
 import random
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -27,6 +28,10 @@ from companion.app.picture import picture_from_corrections, picture_from_state
 from companion.app.places import STOCK, Place
 from companion.app.session import PlaySession
 from companion.app.workers import AdviceWorker
+from companion.vision.deck_samples import save_frame, save_samples
+
+#: Folder (in the app's data folder) where the corners of confirmed deals are kept.
+DECK_SAMPLES = "deck-samples"
 
 
 def move_banner(move: Move) -> str:
@@ -124,6 +129,30 @@ class GameFlow:
         source = self.capture.source if self.capture is not None else None
         if hasattr(source, "start_game"):
             source.start_game()  # the demo starts playing on its table
+        elif self.act_learn.isChecked():
+            self._keep_deck_corners()
+
+    def _keep_deck_corners(self) -> None:
+        """The person checked every card of the deal: each corner the last frame read at a place is
+        a picture of their deck named by them, corrections included (``tools/learn_deck.py``)."""
+        frame = getattr(self, "last_frame", None)
+        if frame is None or frame.image is None or not frame.boxes or self.manual:
+            return
+        corners = [(str(place), card, box) for place, box in frame.boxes.items()
+                   if (card := self.corrections.card_at(place)) is not None]
+        folder = self.data_dir / DECK_SAMPLES
+        now = time.time()  # one stamp: the corners and the frame of one confirmation go together
+        pyramid = [[self.corrections.card_at(Place.slot(r, i)) for i in range(r + 1)] for r in range(self.rules.rows)]
+        try:
+            n = save_samples(folder, frame.image, corners, source=self.source_text, now=now)
+            if n:
+                save_frame(folder, frame.image, self.rules.name, pyramid, now=now)
+        except (ValueError, OSError) as exc:  # the game goes on; only the samples are lost
+            self.status.showMessage(f"Could not keep the deal's corners for learning: {exc}", 8000)
+            return
+        if n:
+            self.status.showMessage(f"Game started; {n} corners of your deck kept in {folder} "
+                                    "(python tools/learn_deck.py --samples that folder)", 8000)
 
     def start_from_text(self, text: str) -> None:
         try:

@@ -203,6 +203,9 @@ class MainWindow(QMainWindow, GameFlow, OverrideFlow):
         self.act_overlay = action("Boxes and labels on the image", "O", self.set_overlay, checkable=True)
         self.act_overlay.setChecked(self.settings.value("overlay", True, type=bool))
         self.live.show_overlay = self.act_overlay.isChecked()
+        self.act_learn = action("Keep the corners of confirmed deals (to learn your deck)", "Ctrl+L",
+                                self.set_learn, checkable=True)
+        self.act_learn.setChecked(self.settings.value("learn_deck", True, type=bool))
         action("Full screen", "F11", lambda: self.showNormal() if self.isFullScreen() else self.showFullScreen())
         action("Quit", "Ctrl+Q", self.close)
         action("Keyboard shortcuts", "F1", self.show_shortcuts)
@@ -410,6 +413,11 @@ class MainWindow(QMainWindow, GameFlow, OverrideFlow):
     def set_zoom(self, on: bool) -> None:
         self.settings.setValue("zoom", bool(on))
         self.live.set_zoom(bool(on))
+
+    def set_learn(self, on: bool) -> None:
+        self.settings.setValue("learn_deck", bool(on))
+        self.status.showMessage("Corners of confirmed deals are kept to learn your deck" if on
+                                else "Corners of confirmed deals are no longer kept", 5000)
 
     def set_overlay(self, on: bool) -> None:
         self.settings.setValue("overlay", bool(on))
