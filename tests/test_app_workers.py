@@ -106,3 +106,16 @@ def test_cli_app_parser_and_bad_rules():
     args = build_parser().parse_args(["app", "--manual", "--rules", "relaxed", "--source", "demo"])
     assert args.manual and args.rules == "relaxed" and callable(args.run)
     assert main(["app", "--rules", "nonsense"]) == 2     # exits before any window opens
+
+
+def test_cli_app_refuses_a_model_folder_that_is_not_one(tmp_path, capsys, monkeypatch):
+    from companion.cli import main
+    from companion.vision.model_files import ENV_VAR
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert main(["app", "--models", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere" in capsys.readouterr().err and ENV_VAR not in __import__("os").environ
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "corner_detector.onnx").write_bytes(b"x")
+    assert main(["app", "--models", str(tmp_path / "half")]) == 2
+    assert "card_classifier.onnx" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """Fine-tune the card classifier on your own deck: the corners saved when you confirmed deals.
 
     python tools/learn_deck.py --samples DIR                 # writes DIR/../learned-model
-    PYRAMID_COMPANION_MODELS=DIR/../learned-model bash run-app.sh
+    bash run-app.sh --models DIR/../learned-model
 
 The app saves the index corners of every deal you confirm in ``<app data>/deck-samples`` (the
 status bar says where; ``companion/vision/deck_samples.py``). Each is a picture of *your* deck
@@ -323,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     if out.exists():
         shutil.rmtree(out)
     staging.rename(out)
-    print(f"wrote {out} in {info['seconds']} s; use it with PYRAMID_COMPANION_MODELS={out}")
+    print(f"wrote {out} in {info['seconds']} s; use it: bash run-app.sh --models '{out}' "
+          f"(or PYRAMID_COMPANION_MODELS='{out}')")
     return 0
 
 
