@@ -126,3 +126,15 @@ def test_learning_without_samples_says_where_it_looked(tmp_path):
     result = subprocess.run([sys.executable, "tools/learn_deck.py", "--samples", str(tmp_path / "none")],
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "no samples in" in result.stderr and "none" in result.stderr
+    # samples listed but their pictures gone (or corrupt): said, nothing trained
+    from companion.cards import Card
+    from companion.vision.deck_samples import save_samples
+
+    folder = tmp_path / "deck-samples"
+    save_samples(folder, np.full((100, 100, 3), 200, np.uint8), [("r1s1", Card.parse("QH"), [10, 10, 30, 40])])
+    for png in folder.glob("*.png"):
+        png.write_bytes(b"not a picture")
+    result = subprocess.run([sys.executable, "tools/learn_deck.py", "--samples", str(folder)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "1 of 1 sample pictures are missing or unreadable" in result.stderr
+    assert "no readable sample pictures" in result.stderr

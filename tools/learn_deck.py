@@ -284,10 +284,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep-worse", action="store_true",
                    help="write the model even when it names the held-out deal worse than --models")
     args = p.parse_args(argv)
+    import cv2
+
     try:
         samples = load_samples(args.samples)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    readable = [s for s in samples if cv2.imread(str(s.path)) is not None]
+    if len(readable) < len(samples):
+        print(f"warning: {len(samples) - len(readable)} of {len(samples)} sample pictures are missing or "
+              "unreadable: learning from the others", file=sys.stderr)
+        samples = readable
+    if not samples:
+        print(f"error: no readable sample pictures in {str(args.samples)!r}", file=sys.stderr)
         return 2
     deals = by_deal(samples)
     check, check_frames = None, []
@@ -296,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         samples = [s for d in deals[:-1] for s in d]
         stamp = check[0].path.name.split("_")[0]
         try:
-            check_frames = [f for f in load_frames(args.samples) if f.stamp == stamp]
+            check_frames = [f for f in load_frames(args.samples)
+                            if f.stamp == stamp and cv2.imread(str(f.path)) is not None]
         except ValueError as exc:  # the corners still check the model
             print(f"warning: {exc}", file=sys.stderr)
     out = args.out or args.samples.resolve().parent / "learned-model"
