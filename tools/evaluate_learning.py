@@ -9,7 +9,9 @@ confirmed: their pyramid and waste corners are saved as samples the way the app 
 classifier is fine-tuned on them (``learn_deck.learn``); then every pyramid and waste corner of
 the deck's *other* scenes is named from one crop by the shipped and the learned classifier
 (right / all, and by corner size), and so are the corners of a sample of the other val decks'
-scenes (what the learned model forgets). One CSV row per deck.
+scenes (what the learned model forgets); the deck's other scenes are also read as stills by the
+whole pipeline (slots right, deals exact). ``--check`` holds the last learned scene out as
+``learn_deck.py`` does and says whether its check would have kept the model. One CSV row per deck.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ def pct(t: tuple[int, int]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tools.learn_deck import layout_right, learn
+    from tools.learn_deck import by_deal, layout_right, learn
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, default=REPO / "data" / "synth_v2")
@@ -112,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--reps", type=int, default=8)
     p.add_argument("--all-layers", action="store_true", help="train every layer, not only the head")
+    p.add_argument("--check", action="store_true",
+                   help="hold the last learned deal out and say what learn_deck.py's check would decide")
     p.add_argument("--csv", type=Path)
     args = p.parse_args(argv)
     val = args.data / "val"
@@ -136,13 +140,25 @@ def main(argv: list[str] | None = None) -> int:
         samples_dir = work / "samples"
         shutil.rmtree(samples_dir, ignore_errors=True)
         samples = save_deals(learn_files, samples_dir)
+        check, check_frames = None, []
+        if args.check:  # as learn_deck.py does: the last deal held out, the model judged on it
+            deals = by_deal(samples)
+            samples, check, check_frames = [s for d in deals[:-1] for s in d], deals[-1], [as_frame(learn_files[-1])]
         info = learn(samples, args.models, work / "model", work, replay=replay, replay_scenes=0, reps=args.reps,
-                     epochs=args.epochs, lr=args.lr, head_only=not args.all_layers)
+                     epochs=args.epochs, lr=args.lr, head_only=not args.all_layers, check=check,
+                     check_frames=check_frames)
         before, after = name_scenes(args.models, test_files), name_scenes(work / "model", test_files)
         frames = [as_frame(f) for f in test_files]
         lay_before, lay_after = layout_right(args.models, frames), layout_right(work / "model", frames)
         o_before, o_after = name_scenes(args.models, other_files), name_scenes(work / "model", other_files)
-        row = {"deck": deck, "deals_learned": len(learn_files), "samples": len(samples),
+        verdict = ""
+        if check:
+            c, lay = info["check"], info["check_layout"]
+            worse = c["after"] < c["before"] or lay["after"] < lay["before"]
+            verdict = (f"{'refused' if worse else 'kept'} (held-out deal: corners {c['before']} -> {c['after']} "
+                       f"of {c['corners']}, slots {lay['before']} -> {lay['after']} of {lay['slots']})")
+        row = {"deck": deck, "deals_learned": len(learn_files) - bool(check), "check": verdict,
+               "samples": len(samples),
                "train_seconds": info["seconds"], "test_scenes": len(test_files), "test_corners": before["all"][1],
                "named_before": pct(before["all"]), "named_after": pct(after["all"])}
         for name, _, _ in SIZES:
@@ -151,13 +167,14 @@ def main(argv: list[str] | None = None) -> int:
         row["slots_right_before"], row["slots_right_after"] = pct(lay_before[:2]), pct(lay_after[:2])
         row["deals_exact_before"], row["deals_exact_after"] = lay_before[2], lay_after[2]
         rows.append(row)
-        print(f"{deck}: {len(samples)} corners from {len(learn_files)} deals learned in {info['seconds']} s; "
+        print(f"{deck}: {len(samples)} corners from {row['deals_learned']} deals learned in {info['seconds']} s; "
               f"its other {len(test_files)} scenes ({before['all'][1]} corners) named {row['named_before']}% -> "
               f"{row['named_after']}% (<12 px {row['before <12']} -> {row['after <12']}, 12-18 "
               f"{row['before 12-18']} -> {row['after 12-18']}, >=18 {row['before >=18']} -> {row['after >=18']}); "
               f"other decks {row['other_decks_before']}% -> {row['other_decks_after']}%; read as stills: slots "
               f"right {row['slots_right_before']}% -> {row['slots_right_after']}%, deals exact "
-              f"{lay_before[2]} -> {lay_after[2]} of {len(frames)}", flush=True)
+              f"{lay_before[2]} -> {lay_after[2]} of {len(frames)}" + (f"; learn_deck.py would have {verdict}"
+                                                                         if verdict else ""), flush=True)
     if args.csv and rows:
         with args.csv.open("w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
