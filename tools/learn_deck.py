@@ -45,8 +45,9 @@ CARD_SECTION = "## Learned from your deck"
 
 def jitter(rng: np.random.Generator, margin: float) -> tuple[float, tuple[float, float], float]:
     """Crop margin, shift and turn as ``tools/train.py`` draws them for training crops."""
-    u = rng.random(4)
-    return margin * (0.85 + 0.4 * u[0]), ((u[1] - 0.5) * 0.16, (u[2] - 0.5) * 0.16), (u[3] - 0.5) * 20
+    from tools.train import crop_jitter
+
+    return crop_jitter(rng.random(4), margin)
 
 
 def sample_crops(samples: Sequence[CornerSample], folder: Path, reps: int, settings: RecognitionSettings,
@@ -165,10 +166,10 @@ def layout_right(models: Path, frames: Sequence[ConfirmedFrame]) -> tuple[int, i
 
 
 def by_deal(samples: Sequence[CornerSample]) -> list[list[CornerSample]]:
-    """Samples grouped by the confirmation that saved them (their file name's time stamp), in order."""
+    """Samples grouped by the confirmation that saved them (its time stamp), in order."""
     deals: dict[str, list[CornerSample]] = {}
     for s in samples:
-        deals.setdefault(s.path.name.split("_")[0], []).append(s)
+        deals.setdefault(s.saved, []).append(s)
     return [deals[k] for k in sorted(deals)]
 
 
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(deals) >= 3 and not args.use_all:
         check = deals[-1]
         samples = [s for d in deals[:-1] for s in d]
-        stamp = check[0].path.name.split("_")[0]
+        stamp = check[0].saved
         try:
             check_frames = [f for f in load_frames(args.samples)
                             if f.stamp == stamp and cv2.imread(str(f.path)) is not None]

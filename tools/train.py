@@ -65,6 +65,11 @@ def read_labels(path: Path, width: int, height: int) -> tuple[np.ndarray, np.nda
     return a[:, 0].astype(np.int64), np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], 1).astype(np.float32)
 
 
+def crop_jitter(u: np.ndarray, margin: float) -> tuple[float, tuple[float, float], float]:
+    """A training crop's margin, shift and turn from four uniform numbers ``u``."""
+    return margin * (0.85 + 0.4 * u[0]), ((u[1] - 0.5) * 0.16, (u[2] - 0.5) * 0.16), (u[3] - 0.5) * 20
+
+
 def split_images(data: Path, split: str) -> list[Path]:
     folder = data / split / "images"
     return sorted(p for p in folder.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
@@ -110,9 +115,7 @@ def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_cor
                 for j in range(n_crops):
                     u = jitter[k % 256, j]
                     if split == "train":  # detector boxes are a little off: teach the classifier that
-                        margin = settings.crop_margin * (0.85 + 0.4 * u[0])
-                        shift = ((u[1] - 0.5) * 0.16, (u[2] - 0.5) * 0.16)
-                        angle = (u[3] - 0.5) * 20
+                        margin, shift, angle = crop_jitter(u, settings.crop_margin)
                     else:
                         margin, shift, angle = settings.crop_margin, (0.0, 0.0), 0.0
                     crop = corner_crop(image, box, margin, settings.classifier_size, shift, angle)

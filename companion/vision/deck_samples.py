@@ -53,6 +53,8 @@ class CornerSample:
     box: tuple[float, float, float, float]
     card: Card
     where: str = ""
+    #: When the deal it comes from was confirmed (one stamp per confirmation, shared with its frame).
+    saved: str = ""
 
     def image(self) -> np.ndarray:
         img = cv2.imread(str(self.path))
@@ -183,6 +185,6 @@ def load_samples(folder: str | Path) -> list[CornerSample]:
         if len(box) != 4:
             raise ValueError("box needs 4 numbers")
         return CornerSample(folder / str(d["file"]), box, Card.parse(str(d["card"])),  # type: ignore[arg-type]
-                            str(d.get("where", "")))
+                            str(d.get("where", "")), str(d.get("saved", "")))
 
     return _read_index(index, "sample", make)
