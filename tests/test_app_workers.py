@@ -106,6 +106,9 @@ def test_cli_app_parser_and_bad_rules():
     args = build_parser().parse_args(["app", "--manual", "--rules", "relaxed", "--source", "demo"])
     assert args.manual and args.rules == "relaxed" and callable(args.run)
     assert main(["app", "--rules", "nonsense"]) == 2     # exits before any window opens
+    assert main(["--rules", "nonsense"]) == 2            # the app is the default command, options too
+    args = build_parser().parse_args(["app", "--models", "m"])
+    assert args.models == "m"
 
 
 def test_cli_app_refuses_a_model_folder_that_is_not_one(tmp_path, capsys, monkeypatch):

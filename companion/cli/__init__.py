@@ -39,8 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if not args_list:
-        args_list = ["app"]
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help")):
+        args_list = ["app"] + args_list  # the app is the default command, options and all
     args = parser.parse_args(args_list)
     if args.command is None:
         parser.print_help()
