@@ -394,6 +394,8 @@ def render_scene(rng: np.random.Generator, deck: DeckArt, *, hard: bool = False,
         n_hands = 1 if rng.random() < 0.8 else 2
     for _ in range(n_hands):
         drawn = [ob for ob in objects if not ob.empty]
+        if not drawn:  # everything cleared away (a won table): no card for a hand to reach for
+            break
         tgt_ob = drawn[int(rng.integers(len(drawn)))]
         tx, ty = tgt_ob.quad.mean(0) + rng.normal(0, card_w * 0.5, 2)
         colour, alpha = look.draw_hand(rng, h, w, (float(tx), float(ty)), card_w * rng.uniform(1.2, 2.2))
