@@ -50,6 +50,8 @@ def test_real_photo_rank_reading(tmp_path):
     # queen read right (best of two), ace misread, king not found
     assert result["cards"] == 3 and result["found"] == round(2 / 3, 4)
     assert result["rank_right_of_found"] == 0.5
+    assert result["right_by_rank"] == {"A": "0/1", "K": "0/1", "Q": "1/1"}
+    assert sorted(result["misreads"]) == ["A->2 x1", "K->none x1"]
 
 
 def test_split_figures_by_corner_size_add_up(tmp_path):

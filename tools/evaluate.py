@@ -16,7 +16,7 @@ turns (``quarter_turn.detect_any_way``; ``per_image.csv`` column ``turn_deg``, s
 
 Real photos (``--real``, default ../shared/datasets/real-photos-ranks/test): whole-card boxes with
 rank-only labels; a card is found when a detection's centre lies in its box, and its rank is read
-from the best-scoring such detection.
+from the best-scoring such detection (``right_by_rank``; ``misreads``: the commonest wrong readings).
 """
 
 from __future__ import annotations
@@ -241,6 +241,8 @@ def evaluate_real(detector, folder: Path, min_score: float) -> dict:
     import cv2
 
     cards = found = right = 0
+    per_rank: dict[str, list[int]] = {}  # rank -> [cards, read right]
+    misreads: Counter = Counter()  # "9->Q": what a rank was read as when wrong ("none": not found)
     for xml in sorted(folder.glob("*.xml")):
         root = ET.parse(xml).getroot()
         image = cv2.imread(str(folder / root.findtext("filename")))
@@ -255,14 +257,24 @@ def evaluate_real(detector, folder: Path, min_score: float) -> dict:
                 continue
             b = [float(obj.find("bndbox").findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax")]
             cards += 1
+            tally = per_rank.setdefault(rank, [0, 0])
+            tally[0] += 1
             inside = ((centers[:, 0] >= b[0]) & (centers[:, 0] <= b[2]) & (centers[:, 1] >= b[1])
                       & (centers[:, 1] <= b[3])) if len(det) else np.zeros(0, bool)
             if inside.any():
                 found += 1
                 best = np.flatnonzero(inside)[np.argmax(det.confidence[inside])]
-                right += CARD_CODES[int(det.class_id[best])][0] == rank
+                read = CARD_CODES[int(det.class_id[best])][0]
+                right += read == rank
+                tally[1] += read == rank
+                if read != rank:
+                    misreads[f"{rank}->{read}"] += 1
+            else:
+                misreads[f"{rank}->none"] += 1
     return {"folder": str(folder), "cards": cards, "found": round(found / max(cards, 1), 4),
-            "rank_right_of_found": round(right / max(found, 1), 4), "rank_right_of_all": round(right / max(cards, 1), 4)}
+            "rank_right_of_found": round(right / max(found, 1), 4), "rank_right_of_all": round(right / max(cards, 1), 4),
+            "right_by_rank": {r: f"{ok}/{n}" for r, (n, ok) in sorted(per_rank.items())},
+            "misreads": [f"{k} x{v}" for k, v in misreads.most_common(8)]}
 
 
 def update_card(models: Path, summary: dict, real: dict | None, command: str) -> None:
