@@ -193,8 +193,8 @@ def learn(samples: Sequence[CornerSample], models: Path, out: Path, work: Path, 
     # (ultralytics puts a relative project folder under its own runs folder)
     models, out, work = Path(models).resolve(), Path(out).resolve(), Path(work).resolve()
     rng = np.random.default_rng(seed)
-    settings = RecognitionSettings.load(models)
     model_paths(models)  # a clear message when the base model is missing
+    settings = RecognitionSettings.load(models)
     data = work / "data"
     shutil.rmtree(data, ignore_errors=True)
     n_samples = sample_crops(samples, data / "train", reps, settings, rng)

@@ -57,10 +57,7 @@ class CornerSample:
     saved: str = ""
 
     def image(self) -> np.ndarray:
-        img = cv2.imread(str(self.path))
-        if img is None:
-            raise SampleError(f"unreadable sample picture {str(self.path)!r}")
-        return img
+        return _read_picture(self.path, "sample picture")
 
 
 @dataclass(frozen=True)
@@ -73,10 +70,14 @@ class ConfirmedFrame:
     stamp: str
 
     def image(self) -> np.ndarray:
-        img = cv2.imread(str(self.path))
-        if img is None:
-            raise SampleError(f"unreadable frame {str(self.path)!r}")
-        return img
+        return _read_picture(self.path, "frame")
+
+
+def _read_picture(path: Path, what: str) -> np.ndarray:
+    img = cv2.imread(str(path))
+    if img is None:
+        raise SampleError(f"unreadable {what} {str(path)!r}")
+    return img
 
 
 def _stamp(now: Optional[float]) -> str:
