@@ -266,6 +266,8 @@ def test_make_dataset_cli_procedural_only(tmp_path, capsys, monkeypatch):
     assert "0 scenes rendered, 2 skipped" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         mod.main(["--seed", "3", "--count", "1", "--split", "val", "--out", str(out), "--decks", "anglo"])
+    with pytest.raises(SystemExit):  # the wide-lettered procedural decks are train-only
+        mod.main(["--seed", "3", "--count", "1", "--split", "val", "--out", str(out), "--decks", "proc-wide"])
 
 
 def test_stats_check_finds_no_problems_and_catches_a_bad_label(dataset, tmp_path):
@@ -327,6 +329,29 @@ def test_procedural_train_and_val_share_no_font_and_no_shape_parameter():
         assert all(a <= v <= b for v in va), name
     with pytest.raises(ValueError, match="band"):
         procedural.ProcSource((), (), "test")
+
+
+def test_wide_procedural_decks_are_train_only_and_share_no_val_font(monkeypatch):
+    import re
+    monkeypatch.undo()  # the real deck choice
+    cfg = writer.deck_config()["procedural"]
+    wide = set(cfg["wide_train_fonts"])
+    assert len(wide) >= 50 and not wide & (set(cfg["val_fonts"]) | set(cfg["val_suit_fonts"]))
+    # nor a clone of a val font: Liberation = Croscore (Arimo/Tinos/Cousine), Noto Sans ~ Open Sans,
+    # URW Bookman = TeX Gyre Bonum
+    assert not [f for f in wide if re.search("(?i)liberation|noto|bookman|bonum|arimo|tinos|cousine|opensans", f)]
+    src = writer.proc_source("train", wide=True)
+    assert set(src.rank_fonts) == set(cfg["train_fonts"]) | wide and src.band == "train"
+    assert src.suit_fonts == writer.proc_source("train").suit_fonts
+    plain, wide_deck = writer.proc_deck("train", 3), writer.proc_deck("train", 3, wide=True)
+    assert wide_deck.name == "proc-wide/train-3" and plain.name == "proc/train-3"
+    assert not np.array_equal(plain.faces["QH"], wide_deck.faces["QH"])
+    with pytest.raises(ValueError, match="train-only"):
+        writer.proc_source("val", wide=True)
+    rng = np.random.default_rng(0)
+    assert writer.pick_deck(rng, "train", ("proc-wide",)).name.startswith("proc-wide/train-")
+    with pytest.raises(ValueError, match="train-only"):
+        writer.pick_deck(rng, "val", ("proc-wide",))
 
 
 def _ink_components_cross_box(face: np.ndarray, box: tuple) -> tuple[bool, list]:

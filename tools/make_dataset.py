@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
                          "reserve row, cells (default 0; suggested 0.15)")
     ap.add_argument("--decks", default=None,
                     help="comma list of deck families of the split (datasets/decks.json) and/or 'proc' "
-                         "(procedural faces only: no SVG rendering, for quick CI data); default: all")
+                         "(procedural faces only: no SVG rendering, for quick CI data) and/or 'proc-wide' "
+                         "(train only: procedural faces lettered from many more fonts); default: all")
     ap.add_argument("--hard-share", type=float, default=None,
                     help="share of scenes drawn from the hard-condition mix (strong tilt, dim light, glare, "
                          "blur); default 0.25; 1.0 makes a hard-conditions evaluation set")
@@ -96,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--close-up must be a share 0..1, got {args.close_up}")
     decks = tuple(x.strip() for x in args.decks.split(",") if x.strip()) if args.decks else None
     if decks:
-        from tools.synth.writer import svg_families
-        known = set(svg_families(args.split)) | {"proc"}
+        from tools.synth.writer import WIDE_PROC, svg_families
+        known = set(svg_families(args.split)) | {"proc"} | ({WIDE_PROC} if args.split == "train" else set())
         unknown = [x for x in decks if x not in known]
         if unknown:
             ap.error(f"--decks: unknown families for {args.split}: {unknown} (known: {', '.join(sorted(known))})")

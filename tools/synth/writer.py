@@ -20,6 +20,7 @@ from tools.synth.art import REPO, DeckArt, load_svg_deck
 
 DECKS_JSON = REPO / "datasets" / "decks.json"
 SPLIT_CODE = {"train": 0, "val": 1}
+WIDE_PROC = "proc-wide"     # the deck family of procedural decks lettered from wide_train_fonts too
 PROC_SEED = 7301           # procedural deck k of a split: seed (PROC_SEED, split code, k)
 HARD_SHARE = 0.25          # scenes drawn from the hard-condition mix
 CROP_MIN_PX = 14           # no classification crops of index corners under this height (unreadable)
@@ -55,34 +56,43 @@ def proc_deck_count(split: str) -> int:
     return int(deck_config()["procedural"][f"{split}_decks"])
 
 
-def proc_source(split: str):
-    """Fonts and shape band the procedural decks of ``split`` draw from."""
+def proc_source(split: str, wide: bool = False):
+    """Fonts and shape band the procedural decks of ``split`` draw from; ``wide`` adds the
+    ``wide_train_fonts`` to the rank lettering (train only: val keeps its own fonts)."""
     from tools.synth.procedural import ProcSource
     check_split(split)
     cfg = deck_config()["procedural"]
-    return ProcSource(tuple(cfg[f"{split}_fonts"]), tuple(cfg[f"{split}_suit_fonts"]), split)
+    fonts = tuple(cfg[f"{split}_fonts"])
+    if wide:
+        if split != "train":
+            raise ValueError(f"{WIDE_PROC!r} decks are train-only (split {split!r})")
+        fonts += tuple(cfg["wide_train_fonts"])
+    return ProcSource(fonts, tuple(cfg[f"{split}_suit_fonts"]), split)
 
 
 @lru_cache(maxsize=8)
-def proc_deck(split: str, k: int) -> DeckArt:
-    """Procedural deck ``k`` of a split: a function of (split, k) alone (a few tens of ms to draw)."""
+def proc_deck(split: str, k: int, wide: bool = False) -> DeckArt:
+    """Procedural deck ``k`` of a split: a function of (split, k, wide) alone (a few tens of ms to
+    draw). Wide decks have their own seeds, so the plain decks stay as they were."""
     from tools.synth.procedural import make_deck
-    rng = np.random.default_rng([PROC_SEED, SPLIT_CODE[split], k])
-    return make_deck(rng, proc_source(split), name=f"proc/{split}-{k}")
+    seed = [PROC_SEED, SPLIT_CODE[split], k] + ([1] if wide else [])
+    return make_deck(np.random.default_rng(seed), proc_source(split, wide),
+                     name=f"{WIDE_PROC if wide else 'proc'}/{split}-{k}")
 
 
 def pick_deck(rng: np.random.Generator, split: str, only: tuple[str, ...] | None = None) -> DeckArt:
     """The face design of one scene. ``only``: restrict to these families of the split and/or
-    ``"proc"`` (e.g. ``("proc",)`` renders no SVG at all: quick CI datasets)."""
+    ``"proc"`` (e.g. ``("proc",)`` renders no SVG at all: quick CI datasets) and ``"proc-wide"``
+    (train only: procedural decks lettered from many more fonts)."""
     if only:
         fams = svg_families(split)
-        unknown = [x for x in only if x != "proc" and x not in fams]
+        unknown = [x for x in only if x not in ("proc", WIDE_PROC) and x not in fams]
         if unknown:
             raise ValueError(f"unknown deck families for split {split!r}: {unknown} "
                              f"(choose from proc, {', '.join(sorted(fams))})")
         item = sorted(only)[int(rng.integers(len(only)))]
-        if item == "proc":
-            return proc_deck(split, int(rng.integers(proc_deck_count(split))))
+        if item in ("proc", WIDE_PROC):
+            return proc_deck(split, int(rng.integers(proc_deck_count(split))), item == WIDE_PROC)
         decks = fams[item]
         return svg_deck(decks[int(rng.integers(len(decks)))])
     share = deck_config()["procedural"][f"{split}_share"]
