@@ -245,3 +245,20 @@ def test_a_lone_waste_read_of_a_card_surely_on_the_pyramid_is_not_the_waste():
             assert str(reading.layout.pyramid[0][0].card) == apex and reading.anomalies == 0
         else:  # the waste read is the surer one: the apex takes another reading, to be checked
             assert any("also at waste" in p for p in reading.problems)
+
+
+def test_three_waste_piles_at_different_heights_are_three_tops_in_order():
+    # Far below the pyramid the fitted lattice bends: piles side by side can lie a row apart in it.
+    # A read lower than the others is a card peeking from under a top only when a read lies one
+    # second-index offset up-left of it; otherwise it is a pile of its own, in its place.
+    rules = Rules.preset("apophis")
+    truth = synth_truth(np.random.default_rng(9), waste_piles=3, waste_cards=2)
+    tl = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:0" and l["which"] != "br")
+    br = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:0" and l["which"] == "br")
+    dy = 0.7 * (br[1] - tl[1])
+    for lab in truth["labels"]:
+        if lab["where"].startswith("waste:0:"):
+            x1, y1, x2, y2 = lab["box"]
+            lab["box"] = [x1, y1 + dy, x2, y2 + dy]
+    layout = LayoutPipeline(rules=rules).read(clean(truth)).layout
+    assert [[str(c) for c in pile] for pile in layout.waste] == [p["cards"] for p in truth["waste"]]

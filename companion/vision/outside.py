@@ -90,12 +90,13 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
 
 
 def low_reads(js: list[int], uv: np.ndarray, br_off: np.ndarray) -> set[int]:
-    """Of waste reads, those lying about a second-index offset lower than the highest ones: the
-    bottom-right indices of cards under a pile's top card."""
-    if not js:
-        return set()
-    v_top = min(uv[j][1] for j in js)
-    return {j for j in js if uv[j][1] > v_top + 0.5 * float(np.clip(br_off[1], 0.8, 4.0))}
+    """Of waste reads, the bottom-right indices of cards under a pile's top card: those with a read
+    about one second-index offset up-left of them (the top card's top-left index covers the card
+    beneath's own there). Not "lower than the highest read": far below the pyramid the fitted
+    lattice bends, and three piles side by side can lie a row or more apart in it (rendered val
+    scenes: 2 of 300 waste tops more right, no slot changed)."""
+    off = np.clip(np.asarray(br_off, float), [0.2, 0.8], [4.0, 4.0])
+    return {j for j in js if any(k != j and np.hypot(*(uv[j] - off - uv[k])) < 0.6 for k in js)}
 
 
 def pile_order(reads: list[CardRead], pile: list[int], uv: np.ndarray, br_off: np.ndarray) -> list[int]:
