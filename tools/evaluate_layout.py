@@ -67,8 +67,6 @@ def groups(cond: dict) -> list[str]:
 def mapping_errors(truth: dict, dets, want: list, got: list) -> int:
     """Wrong slots the slot mapping is to blame for: the right card was read at that slot's corner
     (or the card put there was read right, elsewhere), as opposed to misses and misreads."""
-    centers = dets.centers
-    codes = [c for c in dets.cards()]
     n = 0
     true_cards = {l["card"] for l in truth["labels"]}
     for r, (ra, rb) in enumerate(zip(want, got)):
@@ -79,15 +77,48 @@ def mapping_errors(truth: dict, dets, want: list, got: list) -> int:
                 n += b in true_cards
                 continue
             boxes = [c["box"] for c in truth["pyramid"][r][i].get("corners", []) if c.get("visible")]
-            for box in boxes:
-                x1, y1, x2, y2 = box
-                mx, my = (x2 - x1) * 0.5, (y2 - y1) * 0.5
-                near = ((centers[:, 0] > x1 - mx) & (centers[:, 0] < x2 + mx)
-                        & (centers[:, 1] > y1 - my) & (centers[:, 1] < y2 + my))
-                if any(str(codes[j]) == a for j in np.flatnonzero(near)):
-                    n += 1
-                    break
+            if any(a in reads_near(dets, box) for box in boxes):
+                n += 1
     return n
+
+
+def reads_near(dets, box) -> list[str]:
+    """Cards read by the detections centred on an index box (half a box of slack each way)."""
+    x1, y1, x2, y2 = box
+    mx, my = (x2 - x1) * 0.5, (y2 - y1) * 0.5
+    c = dets.centers
+    near = (c[:, 0] > x1 - mx) & (c[:, 0] < x2 + mx) & (c[:, 1] > y1 - my) & (c[:, 1] < y2 + my)
+    codes = list(dets.cards())
+    return [str(codes[j]) for j in np.flatnonzero(near)]
+
+
+#: Why a waste top came out wrong (``waste_why``), in the order the summary line prints them.
+WASTE_WHY = ("no read on it", "misread", "read right, not taken", "not in view", "empty waste read as a card")
+
+
+def waste_why(truth: dict, dets, got_tops: list) -> str:
+    """"right", or why the first wrong waste pile's top is wrong: no detection on the top card's
+    index corners, only other cards read there, read right there but not made the top (the
+    waste's places come from the lattice fit), its indices all hidden, or a card on an empty pile."""
+    want = [p.get("top") for p in truth.get("waste", [])]
+    got = list(got_tops) + [None] * max(0, len(want) - len(got_tops))
+    if [t for t in want if t] == [t for t in got if t]:
+        return "right"
+    for p, (a, b) in enumerate(zip(want, got)):
+        if a == b:
+            continue
+        if a is None:
+            return "empty waste read as a card"
+        top = len(truth["waste"][p]["cards"]) - 1
+        boxes = [l["box"] for l in truth["labels"] if l["where"] == f"waste:{p}:{top}"]
+        if not boxes:
+            return "not in view"
+        near = [c for box in boxes for c in reads_near(dets, box)]
+        return "no read on it" if not near else ("read right, not taken" if a in near else "misread")
+    # every pile's place agrees where the truth has a top: a card read on an empty pile, or the
+    # right tops in other piles
+    more = len([t for t in got if t]) > len([t for t in want if t])
+    return "empty waste read as a card" if more else "read right, not taken"
 
 
 #: A fit whose slots lie this far (card pitches, median over the slots with a card) from where the
@@ -212,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     t_read = []
     rows_csv: list[dict] = []
+    wrong_waste: dict[str, int] = defaultdict(int)
     for truth in scenes:
         scene_rules = rules
         if truth.get("rows", rules.rows) != rules.rows or bool(truth.get("inverted")) != rules.inverted:
@@ -258,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         got_tops = [] if reading.layout is None else [None if t is None else str(t)
                                                        for t in reading.layout.waste_tops()]
         waste_ok = [t for t in tops if t] == [t for t in got_tops if t]
+        why = waste_why(truth, dets, got_tops)
         pairs = [] if got is None else [(a, b) for ra, rb in zip(want, got) for a, b in zip(ra, rb)]
         rows_csv.append({
             "scene": truth["name"], "slots": n_slots, "wrong": wrong, "found_pyramid": got is not None,
@@ -265,8 +298,10 @@ def main(argv: list[str] | None = None) -> int:
             "false": sum(a is None and b is not None for a, b in pairs),
             "misnamed": sum(a is not None and b is not None and a != b for a, b in pairs),
             "mapping_errors": map_wrong, "lattice_off": round(off, 3), "waste_top_right": waste_ok,
+            "waste_why": why,
             "conditions": ";".join(sorted(groups(truth.get("conditions", {})))),
         })
+        wrong_waste[why] += 1
         for g in groups(truth.get("conditions", {})):
             s = stats[g]
             s["scenes"] += 1
@@ -306,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{100 * s['vis_exact'] / s['scenes']:>13.2f}%{100 * s['vis_le1'] / s['scenes']:>11.2f}%"
               f"{100 * s['lattice_ok'] / s['scenes']:>14.2f}%"
               f"{100 * s['lattice_ok_exact'] / max(s['lattice_ok'], 1):>15.2f}%")
+    n_wrong = sum(v for k, v in wrong_waste.items() if k != "right")
+    if n_wrong:
+        print(f"waste top wrong in {n_wrong} scenes: "
+              + ", ".join(f"{wrong_waste[k]} {k}" for k in WASTE_WHY if wrong_waste[k]))
     if t_read:
         print(f"slot mapping (read) time: median {1000 * np.median(t_read):.2f} ms, "
               f"p90 {1000 * np.percentile(t_read, 90):.2f} ms per frame (no tracking)")
