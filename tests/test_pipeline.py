@@ -262,3 +262,21 @@ def test_three_waste_piles_at_different_heights_are_three_tops_in_order():
             lab["box"] = [x1, y1 + dy, x2, y2 + dy]
     layout = LayoutPipeline(rules=rules).read(clean(truth)).layout
     assert [[str(c) for c in pile] for pile in layout.waste] == [p["cards"] for p in truth["waste"]]
+
+
+def test_a_misread_second_index_below_the_bottom_row_is_not_the_waste():
+    # A bottom-row card's second index read as a card seen nowhere else lies off the lattice,
+    # below the pyramid, like the waste. The waste lies lower: its pile wins even when weaker.
+    truth = synth_truth(np.random.default_rng(3))
+    top = truth["waste"][0]["top"]
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"] == "pyramid:6:3" and l["which"] == "br")]
+    tl = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:3")
+    br = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:2" and l["which"] == "br")
+    step = np.subtract(br, next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:2"))
+    dealt = {c for row in truth["pyramid_codes"] for c in row} | {top}
+    code = next(c for c in ("5C", "6C", "7C", "8C") if c not in dealt)
+    dets = clean(truth)
+    dets.confidence[:] = 0.6
+    layout = LayoutPipeline().read(with_det(dets, list(np.add(tl, step)), code, 0.9)).layout
+    assert [str(c) for c in layout.waste[0]] == [top]
+    assert str(layout.pyramid[6][3].card) == truth["pyramid_codes"][6][3]

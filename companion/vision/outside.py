@@ -15,6 +15,7 @@ import numpy as np
 from companion.cards import Card
 from companion.rules import Rules
 from companion.vision.card_read import CardRead, dedupe_cards
+from companion.vision.lattice import pyramid_nodes
 
 
 #: A card below the pyramid read less surely than this is a stray read, not the waste: a single
@@ -22,6 +23,8 @@ from companion.vision.card_read import CardRead, dedupe_cards
 #: costs play-along phantom draws (the bundled g00008 demo: two). Rendered val scenes, r4 model:
 #: waste top right 57.7% without it, 56.0% with it.
 WASTE_MIN_SCORE = 0.35
+#: A read this near (lattice units) to where a lowest-row card's second index lies is taken for one.
+SECOND_INDEX_NEAR = 0.45
 
 
 def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray
@@ -72,6 +75,15 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
             piles.append([j])
     piles = [[j for j in p] for p in piles]
     if rules.waste_piles == 1 and len(piles) > 1:
+        # A pile of reads lying only where the lowest row's second indices lie is a second index
+        # read as another card more likely than the waste, which lies lower: the other pile wins
+        # (rendered val scenes: 2 of 300 waste tops more right, none lost).
+        seconds = _second_index_places(rules, br_off)
+        clear = [p for p in piles
+                 if not all(np.hypot(*(seconds - uv[j]).T).min() < SECOND_INDEX_NEAR for j in p)]
+        if clear and len(clear) < len(piles):
+            stray += [j for p in piles if p not in clear for j in p]
+            piles = clear
         best = max(piles, key=lambda p: sum(reads[j].score for j in p))
         stray += [j for p in piles if p is not best for j in p]
         piles = [best]
@@ -87,6 +99,13 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
     cells: list[Optional[CardRead]] = list(dedupe_cards(reads, sorted(right, key=lambda j: uv[j][1])))
     cells = cells[: max(rules.free_cells, 0)] + [None] * max(0, rules.free_cells - len(cells))
     return waste, cells, reserve, stray
+
+
+def _second_index_places(rules: Rules, br_off: np.ndarray) -> np.ndarray:
+    """Lattice places of the second (bottom-right) indices of the lowest row's cards."""
+    _, uv = pyramid_nodes(rules.rows, rules.inverted)
+    low = uv[:, 1] == uv[:, 1].max()
+    return uv[low] + np.asarray(br_off, float)
 
 
 def low_reads(js: list[int], uv: np.ndarray, br_off: np.ndarray) -> set[int]:
