@@ -221,3 +221,41 @@ def test_a_weakly_named_corner_on_an_open_slot_is_named_again_without_the_cards_
     reading = LayoutPipeline(WeakOnOne(truth)).process(image)
     assert str(reading.layout.pyramid[6][3].card) == code
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+
+
+def test_a_reading_named_far_from_its_own_fit_loses_to_the_right_way_round(monkeypatch):
+    """A search can place a pyramid turned by 30 degrees the wrong way of three (a triangle looks
+    the same turned by 120 degrees). Its corners, named from upright crops, then read about as
+    surely as named turned the right way: the reading that contradicts its own fit (named 120
+    degrees off it) must be clearly surer to stay."""
+    import companion.vision.pipeline as pipeline
+    from companion.vision.lattice import ASSIGN_TOL
+    from companion.vision.lattice_search import _finish
+    from companion.vision.orientation import turned_homographies
+
+    roll = 30.0
+    truth = synth_truth(np.random.default_rng(6), roll_deg=roll, tilt_deg=5.0)
+    truth["labels"] = [lab for lab in truth["labels"] if lab["which"] == "tl" and lab["where"].startswith("pyramid")]
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+
+    class AnyWay(TurnSensitive):
+        """Names every corner right at any angle, a little less surely the more the crop is turned."""
+
+        def detect(self, image, angle=0.0):
+            self.angles.append(angle)
+            dets = TruthClassifier.detect(self, image)
+            conf = np.full(len(dets), 0.9 - 0.002 * abs((angle + 180) % 360 - 180), np.float32)
+            return Detections(dets.xyxy, dets.class_id, conf, dets.alt_class_id, dets.alt_confidence)
+
+    real = pipeline.fit_pyramid
+
+    def wrong_way(points, rows=7, inverted=False, **kw):
+        fit = real(points, rows, inverted, **kw)
+        if kw.get("prior") is not None or fit is None:
+            return fit
+        return _finish(np.asarray(points, float), turned_homographies(fit.homography, rows)[0], rows, inverted,
+                       ASSIGN_TOL, absolute=True, refit=False)
+
+    monkeypatch.setattr(pipeline, "fit_pyramid", wrong_way)
+    reading = LayoutPipeline(AnyWay(truth, roll), track=False).read_image(image, AnyWay(truth, roll).detect(image))
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
