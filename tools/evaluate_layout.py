@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from companion.cards import CARD_CODES  # noqa: E402
 from companion.rules import Rules  # noqa: E402
 from companion.vision.fake import (Noise, detections_from_truth, hands_over_table, load_truth,  # noqa: E402
                                    synth_truth)
@@ -88,8 +89,7 @@ def reads_near(dets, box) -> list[str]:
     mx, my = (x2 - x1) * 0.5, (y2 - y1) * 0.5
     c = dets.centers
     near = (c[:, 0] > x1 - mx) & (c[:, 0] < x2 + mx) & (c[:, 1] > y1 - my) & (c[:, 1] < y2 + my)
-    codes = list(dets.cards())
-    return [str(codes[j]) for j in np.flatnonzero(near)]
+    return [CARD_CODES[int(dets.class_id[j])] for j in np.flatnonzero(near)]
 
 
 #: Why a waste top came out wrong (``waste_why``), in the order the summary line prints them.
