@@ -413,3 +413,21 @@ def test_bench_times_one_crop_and_three_crop_naming_and_restores_the_settings(de
     assert detector.settings == before
     assert 0 <= out["corners_named_again_per_frame"] <= out["corners_per_frame"]
     assert out["classifier_30_corners_median_ms"] > 0 and out["classifier_30_corners_all_named_again_median_ms"] > 0
+
+
+def test_index_probabilities_are_those_detect_named_with(detector):
+    image = cv2.imread(str(SAMPLES / "val_s12_000024.jpg"))
+    det = OnnxCardDetector(detector.models_dir)
+    upright = det.detect(image)
+    turned = det.detect(image, angle=90.0)
+    calls = []
+    inner = det.classify
+    det.classify = lambda *a, **k: (calls.append(1), inner(*a, **k))[1]
+    for dets, angle in ((upright, 0.0), (turned, 90.0)):
+        probs = det.index_probs(image, dets.xyxy, angle)
+        assert calls == []  # remembered from detect, per angle
+        assert (probs.argmax(1) == dets.class_id).all()
+        assert np.allclose(probs.sum(1), 1.0, atol=1e-3)
+    other = image.copy()  # another frame: named now, as detect would name it at once
+    probs = det.index_probs(other, upright.xyxy[:3], 0.0)
+    assert calls == [1] and probs.shape == (3, 52)

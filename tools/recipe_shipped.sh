@@ -53,3 +53,12 @@ step $PY tools/train.py --data $DATA --name r5-shipped --stages export --out $RU
 # models/MODEL_CARD.md is kept: it holds the measured figures of every step, not only this export's
 step cp $RUNS/r5-shipped/models/corner_detector.onnx $RUNS/r5-shipped/models/card_classifier.onnx \
     $RUNS/r5-shipped/models/recognition.json models/
+
+# -- the face classifier (models/face_classifier.onnx; model card, "Cards named from their face too"):
+#    2,400 + 2,400 more scenes, crops of each card's face, 4 epochs from the shipped index classifier
+step $PY tools/make_dataset.py --seed 31 --count 2400 --split train --out data/synth_s15 --workers 2
+step $PY tools/make_dataset.py --seed 41 --count 2400 --split train --out data/synth_s16 --decks proc-wide --workers 2
+step $PY tools/weights_from_onnx.py --only classifier --images $DATA/val/images
+step $PY tools/train_face.py --data data/synth_s15 data/synth_s16 --val $DATA --name f1 --epochs 4
+step cp runs/face/f1/face_classifier.onnx models/
+step $PY -c 'import json; p="models/recognition.json"; d=json.load(open(p)); d.update(face_below_px=1000.0, face_weight=0.75); open(p, "w").write(json.dumps(d, indent=2) + "\n")'

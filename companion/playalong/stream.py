@@ -85,11 +85,11 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
 def default_detector(models: Optional[str] = None) -> Any:
     from companion.errors import CompanionError
     try:
-        from companion.vision.detector import FOLLOW_MULTI_CROP, OnnxCardDetector
+        from companion.vision.detector import FOLLOW_FACE_BELOW_PX, FOLLOW_MULTI_CROP, OnnxCardDetector
     except ImportError as exc:
         raise CompanionError(f"no recognition model available ({exc})") from None
-    try:  # named from one crop, as the follower was tuned on (see FOLLOW_MULTI_CROP)
-        return OnnxCardDetector(models, multi_crop_below=FOLLOW_MULTI_CROP)
+    try:  # named from one index crop, as the follower was tuned on (see FOLLOW_MULTI_CROP)
+        return OnnxCardDetector(models, multi_crop_below=FOLLOW_MULTI_CROP, face_below_px=FOLLOW_FACE_BELOW_PX)
     except CompanionError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:

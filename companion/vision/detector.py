@@ -21,7 +21,9 @@ import cv2
 import numpy as np
 
 from companion.vision.detections import Detections
+from companion.vision.face_read import face_crop
 from companion.vision.model_files import (
+    FACE_FILE,
     ModelFileError,
     RecognitionSettings,
     default_models_dir,
@@ -109,6 +111,9 @@ FAINT_SCORE_CAP = 0.49
 #: crop. Its frames are fused over time, and the play-along follower, tuned on one-crop names,
 #: measured worse with multi-crop names (8 rendered 1280x720 games: 141 -> 118 of 160 moves).
 FOLLOW_MULTI_CROP = 0.0
+#: ``face_below_px`` while following a game: 0, no card named from its face. The follower was tuned on
+#: index names; with face names the bundled demo games went from 2 of 2 to 1 of 2 followed in order.
+FOLLOW_FACE_BELOW_PX = 0.0
 CARD_PER_CORNER = 2.6  # card width / longer side of its index-corner box (rendered labels, median)
 
 
@@ -167,8 +172,9 @@ class OnnxCardDetector:
     ``threads``: ONNX Runtime intra-op threads (default 1: the machine is shared with the UI).
     ``min_score``: drop detections whose combined score (corner x name) is lower;
     ``detector_conf``: sure-corner threshold, ``faint_conf``: faint-corner threshold,
-    ``multi_crop_below``: name sureness under which a corner is read again (see ``classify``); defaults:
-    the ones saved in recognition.json, 0 turns the last two off;
+    ``multi_crop_below``: name sureness under which a corner is read again (see ``classify``);
+    ``face_below_px``: first index boxes under this are named from the card's face too (``name_faces``,
+    needs ``face_classifier.onnx``); defaults: the ones saved in recognition.json, 0 turns the last three off;
     ``zoom``: look again, enlarged, at a table whose cards are small in the frame (see ``find_corners``);
     ``track``: the frames are a video: keep looking at the enlarged region (one pass, not two).
     Off by default everywhere: a card put down outside the region (the first card turned onto an
@@ -181,7 +187,7 @@ class OnnxCardDetector:
     def __init__(self, models_dir: str | os.PathLike | None = None, threads: int = 1,
                  min_score: float = 0.0, detector_conf: float | None = None, zoom: bool = True,
                  track: bool = False, faint_conf: float | None = None,
-                 multi_crop_below: float | None = None) -> None:
+                 multi_crop_below: float | None = None, face_below_px: float | None = None) -> None:
         folder = Path(models_dir) if models_dir is not None else default_models_dir()
         det_path, cls_path = model_paths(folder)
         self.models_dir = folder
@@ -192,6 +198,8 @@ class OnnxCardDetector:
             self.settings = replace(self.settings, faint_conf=faint_conf if faint_conf > 0 else None)
         if multi_crop_below is not None:
             self.settings = replace(self.settings, multi_crop_below=multi_crop_below if multi_crop_below > 0 else None)
+        if face_below_px is not None:
+            self.settings = replace(self.settings, face_below_px=face_below_px if face_below_px > 0 else None)
         st = self.settings
         #: The faintest corner looked at (named, and kept if named surely).
         self.floor_conf = st.detector_conf if st.faint_conf is None else min(st.faint_conf, st.detector_conf)
@@ -202,6 +210,8 @@ class OnnxCardDetector:
         #: The last image's corners (image, boxes, scores): naming it again at another angle
         #: costs only the classifier. Held by identity: a frame is not changed after it is read.
         self._corner_memo: tuple | None = None
+        #: The last image's names, per angle they were named at: {angle: (boxes, probabilities)}.
+        self._probs_memo: tuple | None = None
         self._since_full = 0
         self._det = _session(det_path, threads)
         self._cls = _session(cls_path, threads)
@@ -214,16 +224,24 @@ class OnnxCardDetector:
         out = self._cls.get_outputs()[0].shape
         if out[-1] != self.settings.classifier_classes:
             raise ModelFileError(f"{cls_path}: {out[-1]} classes, expected {self.settings.classifier_classes}")
+        # The face classifier is optional: without it (or with face_below_px unset) no face is read.
+        self._face = None
+        face_path = folder / FACE_FILE
+        if st.face_below_px is not None and face_path.is_file():
+            self._face = _session(face_path, threads)
+            self._face_input = self._face.get_inputs()[0].name
+            if self._face.get_outputs()[0].shape[-1] < len(st.class_names):
+                raise ModelFileError(f"{face_path}: fewer than {len(st.class_names)} classes")
 
     @contextmanager
     def aside(self) -> Iterator["OnnxCardDetector"]:
         """Reads of another picture (the frame turned) that leave a video's tracking alone."""
-        saved = (self._region, self._since_full, self._corner_memo)
+        saved = (self._region, self._since_full, self._corner_memo, self._probs_memo)
         self._region = None
         try:
             yield self
         finally:
-            self._region, self._since_full, self._corner_memo = saved
+            self._region, self._since_full, self._corner_memo, self._probs_memo = saved
 
     def __repr__(self) -> str:
         return f"OnnxCardDetector({str(self.models_dir)!r})"
@@ -326,6 +344,43 @@ class OnnxCardDetector:
         # (a background class's share stays out: a crop of no index names no card surely)
         return probs[:, :len(st.class_names)]
 
+    @property
+    def face_below_px(self) -> float | None:
+        """First index boxes under this (longer side, px) are named from the card's face too; None
+        when this model has no face classifier."""
+        return self.settings.face_below_px if self._face is not None else None
+
+    @property
+    def face_weight(self) -> float:
+        """The face reading's weight against the index reading's (``face_read.fused_names``)."""
+        return self.settings.face_weight
+
+    def name_faces(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float = 0.0) -> np.ndarray:
+        """Class probabilities (N, 52) of the cards whose first index corners are ``boxes``, each
+        named from its face crop (``face_read.face_crop``) turned by ``angle``."""
+        st = self.settings
+        if self._face is None or len(boxes) == 0:
+            return np.zeros((len(boxes), len(st.class_names)), np.float32)
+        crops = np.stack([face_crop(image_bgr, b, st.classifier_size, angle) for b in boxes])
+        return self._face.run(None, {self._face_input: classifier_input(crops)})[0][:, :len(st.class_names)]
+
+    def index_probs(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float = 0.0) -> np.ndarray:
+        """Class probabilities (N, 52) of the corners ``boxes`` named at ``angle``: those ``detect``
+        gave this image's boxes at that angle, the others named now (``classify``)."""
+        out = np.zeros((len(boxes), len(self.settings.class_names)), np.float32)
+        known = self._probs_memo[1].get(float(angle)) if (
+            self._probs_memo is not None and self._probs_memo[0] is image_bgr) else None
+        missing = []
+        for k, box in enumerate(np.asarray(boxes, np.float32)):
+            at = np.flatnonzero((known[0] == box).all(1)) if known is not None and len(known[0]) else []
+            if len(at):
+                out[k] = known[1][at[0]]
+            else:
+                missing.append(k)
+        if missing:
+            out[missing] = self.classify(image_bgr, np.asarray(boxes, np.float32)[missing], angle)
+        return out
+
     def to_name_again(self, probs: np.ndarray, corner_scores: np.ndarray | None = None) -> np.ndarray:
         """Indices of the corners whose one-crop names (``probs``) are read again from three crops:
         named less than ``multi_crop_below`` sure and, with ``corner_scores``, found surely."""
@@ -380,6 +435,9 @@ class OnnxCardDetector:
         top_p = np.take_along_axis(probs, top, 1)
         score, counts = self._scores(det_scores, top_p[:, 0])
         keep = counts & (score >= self.min_score)
+        if self._probs_memo is None or self._probs_memo[0] is not image_bgr:
+            self._probs_memo = (image_bgr, {})
+        self._probs_memo[1][float(angle)] = (boxes[keep], probs[keep])
         return Detections(
             boxes[keep], top[keep, 0].astype(np.int64), score[keep].astype(np.float32),
             top[keep, 1:].astype(np.int64), top_p[keep, 1:].astype(np.float32))
@@ -389,8 +447,9 @@ def load_detector(models_dir: str | os.PathLike | None = None, threads: int = 1,
                   track: bool = False) -> OnnxCardDetector:
     """The shipped (or ``$PYRAMID_COMPANION_MODELS``) recognition model for following a game from a
     video's frames (``track``: keep looking at the enlarged region): each corner named from one crop
-    (``FOLLOW_MULTI_CROP``)."""
-    return OnnxCardDetector(models_dir, threads=threads, track=track, multi_crop_below=FOLLOW_MULTI_CROP)
+    (``FOLLOW_MULTI_CROP``), no card from its face (``FOLLOW_FACE_BELOW_PX``)."""
+    return OnnxCardDetector(models_dir, threads=threads, track=track, multi_crop_below=FOLLOW_MULTI_CROP,
+                            face_below_px=FOLLOW_FACE_BELOW_PX)
 
 
 __all__ = ["Detector", "OnnxCardDetector", "ModelFileError", "load_detector", "classifier_input", "corner_crop",

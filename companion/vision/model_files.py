@@ -5,7 +5,9 @@ The shipped model is two ONNX files plus a small JSON of settings, all in ``mode
 - ``corner_detector.onnx``: finds card index corners (one class) in a letterboxed frame;
 - ``card_classifier.onnx``: names a square crop around one corner (52 classes, ``CARD_CODES``,
   and with ``background`` a 53rd: not a card's index);
-- ``recognition.json``: input sizes, crop margin and thresholds both stages were trained with.
+- ``recognition.json``: input sizes, crop margin and thresholds both stages were trained with;
+- ``face_classifier.onnx`` (optional): names a card from a crop of its face anchored at its first
+  index (``companion.vision.face_read``), for cards small in the frame.
 
 ``PYRAMID_COMPANION_MODELS`` overrides the folder (tests, a user's fine-tuned model).
 """
@@ -24,6 +26,7 @@ from companion.errors import CompanionError
 DETECTOR_FILE = "corner_detector.onnx"
 CLASSIFIER_FILE = "card_classifier.onnx"
 SETTINGS_FILE = "recognition.json"
+FACE_FILE = "face_classifier.onnx"
 ENV_VAR = "PYRAMID_COMPANION_MODELS"
 
 
@@ -61,6 +64,11 @@ class RecognitionSettings:
     #: The classifier has one more class after the cards: no index at all (a card's back, its
     #: pips or picture, the table, a hand). Such a crop then names no card surely.
     background: bool = False
+    #: Cards whose first index box is under this many pixels on its longer side are named again from
+    #: their face too (``face_classifier.onnx``, ``companion.vision.face_read``); None: never.
+    face_below_px: Optional[float] = None
+    #: The face reading's weight against the index reading's when the two are pooled.
+    face_weight: float = 1.0
 
     @property
     def classifier_classes(self) -> int:

@@ -91,6 +91,9 @@ class FrameReading:
     #: Slots whose card is read, less surely, at another place too and has no other likely name,
     #: and the read's box: named again with the cards seen ruled out.
     twice: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
+    #: For each pyramid slot (``pyramid_nodes`` order), the index of the read placed on it among the
+    #: detections given to ``read`` (before weak ones were set aside), or -1.
+    placed: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -367,8 +370,9 @@ class LayoutPipeline(SecondLooks):
             if m >= 0 and winner[m] < 0 and not must_hold[m]:
                 unsure.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
                                   tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
+        placed = tuple(int(keep[w]) if w >= 0 else -1 for w in winner)
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
-                            unsure=unsure, twice=twice)  # type: ignore[arg-type]
+                            unsure=unsure, twice=twice, placed=placed)  # type: ignore[arg-type]
 
     def _confirm(self, fit: LatticeFit, points: np.ndarray, pairs: np.ndarray) -> LatticeFit:
         """A search that contradicts the tracked fit (a hand hiding most of a late-game pyramid

@@ -6,6 +6,7 @@ corners (``classify``, ``detect(image, angle=...)``) two more looks pay off:
 - a layout turned in the image is named again with its corner crops turned back upright, and a
   searched fit far from upright is compared with the two other ways its corners make a pyramid
   (``orientation``): the surest-named reading wins;
+- cards small in the frame are named from their face too (``face_read``);
 - slots that must hold a card but show no read, and open slots with a weakly named corner, are
   read again by the classifier (``reread``).
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import numpy as np
 
 from companion.vision.detections import Detections
+from companion.vision.face_read import named_with_faces
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
@@ -127,6 +129,8 @@ class SecondLooks:
                      and angle_gap(layout_angle(reading.fit.homography), 0.0) >= QUARTER_MIN_DEG)
         if reading.fit is not None and self._turns():
             reading, dets, angle = self._best_turn(image_bgr, reading, dets, angle, state, frame, size)
+        reading, dets = self._face_look(image_bgr, reading, dets, angle, frame, size)
+        after = (self._prior, self._candidate)
         classify = getattr(self.detector, "classify", None)
         if not (self.reread and (reading.hidden or reading.unsure or reading.twice) and reading.fit is not None
                 and callable(classify)):
@@ -157,9 +161,55 @@ class SecondLooks:
         if len(extra) == 0:
             return reading, first_far
         # Read the frame again with the re-read corners, from the tracking state it started with
-        # (a second pass must not count as a second frame confirming a refit).
+        # (a second pass must not count as a second frame confirming a refit): the corners added
+        # may mend the fit. A fit searched again that lies another way round than the one chosen
+        # (by ``_best_turn``, or kept by ``_face_look``) is not taken: read on the chosen one.
         self._prior, self._candidate = state
-        return self.read(concat(dets, extra), frame, size), first_far
+        again = self.read(concat(dets, extra), frame, size)
+        if again.fit is None or angle_gap(layout_angle(again.fit.homography),
+                                          layout_angle(reading.fit.homography)) >= TURN_MIN_DEG:
+            self._prior, self._candidate = after
+            again = self._read_on_fit(concat(dets, extra), reading, frame, size)
+        return again, first_far
+
+    def _face_look(self, image_bgr: np.ndarray, reading: "FrameReading", dets: Detections, angle: float,
+                   frame: int, size: tuple[int, int]) -> tuple["FrameReading", Detections]:
+        """Cards placed on the pyramid whose index is small in the frame, named again from their face
+        too (``face_read``: the detector's ``name_faces``, turned as the fit lies), and the frame read
+        again with those names (a card misnamed on one slot can free the name another slot needs)."""
+        below = getattr(self.detector, "face_below_px", None)
+        if below is None or reading.fit is None or reading.layout is None or not reading.placed:
+            return reading, dets
+        sides = np.maximum(dets.xyxy[:, 2] - dets.xyxy[:, 0], dets.xyxy[:, 3] - dets.xyxy[:, 1])
+        rows = np.array([j for j in reading.placed if j >= 0 and sides[j] < below], np.int64)
+        if len(rows) == 0:
+            return reading, dets
+        faces = self.detector.name_faces(image_bgr, dets.xyxy[rows], layout_angle(reading.fit.homography))
+        # all 52 probabilities of the index reading when the detector keeps them, else its best four
+        index = getattr(self.detector, "index_probs", None)
+        named = named_with_faces(dets, rows, faces, getattr(self.detector, "face_weight", 1.0),
+                                 index(image_bgr, dets.xyxy[rows], angle) if callable(index) else None)
+        # A corner placed on a slot stays a read however the two views disagree on its name (under
+        # ``min_score`` it would leave its slot empty): it is shown for checking instead.
+        floor = np.minimum(dets.confidence, self.min_score)
+        named = Detections(named.xyxy, named.class_id, np.maximum(named.confidence, floor).astype(np.float32),
+                           named.alt_class_id, named.alt_confidence)
+        again = self._read_on_fit(named, reading, frame, size)
+        if again.fit is None or again.layout is None:  # (a nearly cleared pyramid's fit not held)
+            return reading, dets
+        return again, named
+
+    def _read_on_fit(self, dets: Detections, reading: "FrameReading", frame: int,
+                     size: tuple[int, int]) -> "FrameReading":
+        """``read`` the same frame again on ``reading``'s fit (the way round chosen for it, which a
+        fresh search need not find), leaving the tracking state as that reading left it."""
+        assert reading.fit is not None
+        saved = (self.track, self._prior, self._candidate)
+        self.track, self._prior, self._candidate = True, reading.fit.homography, None
+        try:
+            return self.read(dets, frame, size)
+        finally:
+            self.track, self._prior, self._candidate = saved
 
     def _best_turn(self, image_bgr: np.ndarray, reading: "FrameReading", dets: Detections, angle: float,
                    state: tuple, frame: int, size: tuple[int, int]) -> tuple["FrameReading", Detections, float]:
