@@ -31,14 +31,11 @@ sys.path.insert(0, str(REPO / "tools"))
 
 from companion.cards import CARD_CODES  # noqa: E402
 from companion.vision.face_read import face_crop  # noqa: E402
+from train import cls_folder  # noqa: E402
 
 RESOLUTION_SHARE = 0.6  # share of train crops brought down to a small card's resolution and back
 VAL_CROPS = 1600
 SEED = 17
-
-
-def cls_folder(index: int) -> str:
-    return f"{index:02d}_{CARD_CODES[index]}"
 
 
 def card_quad(truth: dict, where: str):

@@ -39,18 +39,15 @@ def face_centre(box: np.ndarray, angle: float) -> tuple[np.ndarray, float]:
 def face_crop(image_bgr: np.ndarray, box: np.ndarray, size: int = 64, angle: float = 0.0,
               scale: float = 1.0, shift: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """The upright face crop (BGR, ``size`` square) of the card whose first index is ``box``.
-    ``scale`` and ``shift`` (in crop sides) jitter it for training."""
-    import cv2
+    ``scale`` and ``shift`` (in crop sides) jitter it for training. The crop is an index crop
+    (``corner_crop``) grown to ``FACE_SIDE`` and moved onto the face."""
+    from companion.vision.detector import corner_crop  # (the detector imports this module)
 
     centre, side = face_centre(box, angle)
+    x1, y1, x2, y2 = (float(v) for v in box)
     side *= scale
-    cx, cy = centre + np.asarray(shift, np.float64) * side
-    s = size / side
-    m = cv2.getRotationMatrix2D((float(cx), float(cy)), angle, s)
-    m[0, 2] += size / 2 - cx
-    m[1, 2] += size / 2 - cy
-    interp = cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR
-    return cv2.warpAffine(image_bgr, m, (size, size), flags=interp, borderMode=cv2.BORDER_REPLICATE)
+    onto_face = (centre - np.array([(x1 + x2) / 2, (y1 + y2) / 2])) / side + np.asarray(shift, np.float64)
+    return corner_crop(image_bgr, box, FACE_SIDE * scale, size, (float(onto_face[0]), float(onto_face[1])), angle)
 
 
 #: The probability a class outside the index reading's best four is given before pooling, when
@@ -77,12 +74,13 @@ def fused_names(index_probs: np.ndarray, face_probs: np.ndarray, weight: float =
 
 
 def named_with_faces(dets: Detections, rows: np.ndarray, face_probs: np.ndarray, weight: float = 1.0,
-                     index_probs: np.ndarray | None = None) -> Detections:
+                     index_probs: np.ndarray | None = None, keep_at_least: float = 0.0) -> Detections:
     """``dets`` with the reads ``rows`` named again from their index reading (``index_probs``, or
     else the four names each read carries) pooled with their face reading (``fused_names``). A read's
     score stays its corner's share times its name's probability: the corner's share is its score
     over the index reading's best probability (without ``index_probs``, estimated as what the
-    runner-ups leave, the rest being small)."""
+    runner-ups leave, the rest being small). A read keeps at least its old score up to
+    ``keep_at_least``: one the two views disagree on stays a read, shown for checking."""
     rows = np.asarray(rows, np.int64)
     if len(rows) == 0:
         return dets
@@ -105,7 +103,8 @@ def named_with_faces(dets: Detections, rows: np.ndarray, face_probs: np.ndarray,
     order = np.argsort(-fused, 1)
     corner = np.clip(conf[rows] / np.maximum(p1, 1e-6), 0.0, 1.0)
     cls[rows] = order[:, 0]
-    conf[rows] = corner * fused[np.arange(len(rows)), order[:, 0]]
+    conf[rows] = np.maximum(corner * fused[np.arange(len(rows)), order[:, 0]],
+                            np.minimum(conf[rows], keep_at_least))
     if alt_c is not None and alt_p is not None:
         k = alt_c.shape[1]
         alt_c[rows] = order[:, 1:1 + k]

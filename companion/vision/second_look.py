@@ -187,13 +187,11 @@ class SecondLooks:
         faces = self.detector.name_faces(image_bgr, dets.xyxy[rows], layout_angle(reading.fit.homography))
         # all 52 probabilities of the index reading when the detector keeps them, else its best four
         index = getattr(self.detector, "index_probs", None)
+        # (a corner placed on a slot stays a read however the two views disagree on its name: under
+        # ``min_score`` it would leave its slot empty; it is shown for checking instead)
         named = named_with_faces(dets, rows, faces, getattr(self.detector, "face_weight", 1.0),
-                                 index(image_bgr, dets.xyxy[rows], angle) if callable(index) else None)
-        # A corner placed on a slot stays a read however the two views disagree on its name (under
-        # ``min_score`` it would leave its slot empty): it is shown for checking instead.
-        floor = np.minimum(dets.confidence, self.min_score)
-        named = Detections(named.xyxy, named.class_id, np.maximum(named.confidence, floor).astype(np.float32),
-                           named.alt_class_id, named.alt_confidence)
+                                 index(image_bgr, dets.xyxy[rows], angle) if callable(index) else None,
+                                 keep_at_least=self.min_score)
         again = self._read_on_fit(named, reading, frame, size)
         if again.fit is None or again.layout is None:  # (a nearly cleared pyramid's fit not held)
             return reading, dets
