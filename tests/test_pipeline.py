@@ -280,3 +280,50 @@ def test_a_misread_second_index_below_the_bottom_row_is_not_the_waste():
     layout = LayoutPipeline().read(with_det(dets, list(np.add(tl, step)), code, 0.9)).layout
     assert [str(c) for c in layout.waste[0]] == [top]
     assert str(layout.pyramid[6][3].card) == truth["pyramid_codes"][6][3]
+
+
+def orphan_scene(mode: str):
+    """Slots (0,0)-(3,0) dealt a row apart, (2,0) holding 8S with its first index unseen (a hand)
+    and (3,1) empty: 8S's second index lies on (3,1), where it is read as a card of its own.
+    ``mode``: "lone"; "own index" (8S's own second index shows down-right of (3,1): 8S lies there);
+    "lain on" (cards read on (4,1) and (4,2) lie on (3,1): it holds a card)."""
+    from companion.vision.card_read import CardRead
+    from companion.vision.slots import pyramid_nodes
+
+    rules = Rules()
+    nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
+    node = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
+    seen = {(0, 0): "TD", (1, 0): "JD", (1, 1): "QS", (2, 1): "JH", (2, 2): "3S", (3, 0): "3D", (3, 1): "8S"}
+    if mode == "lain on":
+        seen.update({(4, 1): "2C", (4, 2): "5H"})
+    reads = [CardRead(k, Card.parse(c), 0.8, uv=tuple(nodes_uv[node[p]])) for k, (p, c) in enumerate(seen.items())]
+    br_off = np.array([0.55, 0.9])  # a little short of (3,1)'s own index, as rendered decks deal
+    reads[6].uv = tuple(nodes_uv[node[(2, 0)]] + br_off)
+    if mode == "own place":
+        reads[6].uv = tuple(nodes_uv[node[(3, 1)]] + [0.0, 0.1])
+        br_off = np.array([0.45, 0.7])
+    extra = []
+    if mode == "own index":
+        reads.append(CardRead(len(reads), Card.parse("8S"), 0.8, uv=tuple(np.add(reads[6].uv, br_off))))
+        extra = [-1]
+    winner = [-1] * len(nodes_ri)
+    for k, p in enumerate(seen):
+        winner[node[p]] = k
+    ids = np.array([node[p] for p in seen] + extra)
+    return rules, reads, winner, ids, br_off, node, len(seen)
+
+
+@pytest.mark.parametrize("mode", ["lone", "own index", "lain on", "own place"])
+def test_a_second_index_read_on_the_slot_covering_its_corner_is_its_cards(mode):
+    from companion.vision.second_index import place_orphans
+    from companion.vision.slots import covering
+
+    rules, reads, winner, ids, br_off, node, placed = orphan_scene(mode)
+    uv = np.array([rd.uv for rd in reads])
+    used = np.zeros(len(reads), bool)
+    used[:placed] = True
+    place_orphans(rules, reads, winner, used, ids, uv, br_off, covering(rules.rows, rules.inverted))
+    if mode == "lone":
+        assert winner[node[(2, 0)]] == 6 and winner[node[(3, 1)]] == -1
+    else:  # a card of its own after all
+        assert winner[node[(3, 1)]] == 6 and winner[node[(2, 0)]] == -1

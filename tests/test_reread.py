@@ -76,6 +76,52 @@ def test_no_second_look_without_a_classifier_or_without_hidden_slots():
     assert LayoutPipeline(DetectOnly()).process(image).hidden == ((2, 1),)
 
 
+class TinyIndices(TruthClassifier):
+    """A hidden slot's index too small to name: the classifier spreads it over the suit's ranks
+    (the right one 0.3, under ``REREAD_MIN_PROB``); the face reader names the card (0.9)."""
+
+    face_weight = 0.75
+
+    def __init__(self, truth, missed, face_below_px):
+        super().__init__(truth, missed)
+        self.face_below_px = face_below_px
+        self.face_calls = []
+
+    def classify(self, image, boxes):
+        probs = super().classify(image, boxes)
+        for k in range(len(probs)):
+            best = int(np.argmax(probs[k]))
+            probs[k] = 0.4 / 48
+            probs[k, best] = 0.3
+            probs[k, [(best + 4) % 52, (best + 8) % 52, (best + 12) % 52]] = 0.1
+        return probs
+
+    def name_faces(self, image, boxes, angle=0.0):
+        self.face_calls.append(np.asarray(boxes).copy())
+        probs = super().classify(image, boxes)  # the truth, surely
+        best = probs.argmax(1)
+        probs[:] = 0.1 / 51
+        probs[np.arange(len(probs)), best] = 0.9
+        return probs
+
+
+def test_a_small_hidden_card_is_named_from_its_face_too():
+    truth = synth_truth(np.random.default_rng(3))
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    missed = [(2, 1), (4, 0)]
+    # without a face reader (or with indices bigger than it looks at) the index alone is too unsure
+    for below in (None, 1.0):
+        reading = LayoutPipeline(TinyIndices(truth, missed, below), turn=False).process(image)
+        assert set(reading.hidden) == set(missed)
+    det = TinyIndices(truth, missed, 1000.0)
+    reading = LayoutPipeline(det, turn=False).process(image)
+    assert reading.hidden == ()
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    for r, i in missed:  # still only a re-read: shown for checking
+        assert reading.layout.pyramid[r][i].score < 0.5
+    assert any(len(b) == len(missed) for b in det.face_calls)  # the re-read boxes' faces were read
+
+
 def test_reread_offers_only_cards_not_on_the_table():
     probs = np.full((2, 52), 0.001, np.float32)
     probs[0, Card.parse("AS").index] = 0.9   # AS lies elsewhere: its runner-up AC is taken

@@ -5,6 +5,8 @@ says exactly where a missed corner lies, and a slot with a card lying on it cann
 ``hidden_corner_boxes`` puts a corner box on each such slot, sized like the corners read
 nearest to it; the classifier (``Classifier.classify``) names what lies there, and
 ``reread_detections`` turns its answers into detections, so the frame is read again with them.
+A box small in the frame (``face_below_px``) is named from the card's face too, pooled with its index
+reading as placed cards are (``SecondLooks._reread_probs``): most missed corners are tiny ones.
 
 A re-read card is never surer than ``REREAD_WEIGHT`` (no corner was seen there; a hand over the
 slot gives a confident-looking crop too): it always sits below the pipeline's ``LOW_SCORE`` and is

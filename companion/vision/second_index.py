@@ -3,7 +3,8 @@
 Every card shows its top-left index unless a card lies on it there; a card with
 nothing on its bottom-right corner shows the second index too. Second indices
 confirm their card and claim no slot; a lone one (its first index missed) names
-the card of the slot it belongs to. Positions are lattice ``uv`` (see
+the card of the slot it belongs to, also when it lies on the slot down-right of
+that card (rows dealt a row apart) and no card lies on that slot. Positions are lattice ``uv`` (see
 ``companion.vision.slots``).
 """
 
@@ -21,6 +22,10 @@ from companion.vision.slots import SECOND_INDEX_WINDOW, covering, pyramid_nodes
 
 #: Its usual place when no card of the frame shows both (cards dealt half-overlapping).
 DEFAULT_SECOND_OFFSET = (0.7, 2.0)
+#: A lone second index read on the slot that covers its card's bottom-right corner lies this close
+#: (lattice units) to where that index belongs (rendered val: 0.05-0.24 for second indices; 0.37-0.46
+#: for first indices of that slot's own card whose second index was missed).
+OWN_SLOT_TOL = 0.3
 
 
 def maybe_second(reads: list[CardRead], uv: np.ndarray) -> np.ndarray:
@@ -126,6 +131,7 @@ def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: 
     # lying on it covers its bottom-left: a card whose top-left index is hidden that way
     # shows its second index as soon as the bottom-right one is gone).
     br_cover = br_cover_of(rules.rows, rules.inverted)
+    over = cards_over(rules.rows, rules.inverted)
     placed = {reads[w].card for w in winner if w >= 0}
     cand = []
     for node in range(n_nodes):
@@ -140,8 +146,16 @@ def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: 
         target = uv[j] - br_off
         d = np.hypot(*(nodes_uv - target).T)
         m = int(np.argmin(d))
-        if d[m] > 0.5 or winner[m] >= 0 or (br_cover[m] >= 0 and winner[br_cover[m]] >= 0):
+        # The card on m's bottom-right corner would hide this index, unless that card is this very
+        # read, taken for a card of its own on the slot where m's second index falls (rows dealt a
+        # row apart), and no card lies on that slot: a card lying on it says the slot holds a card.
+        if d[m] > 0.5 or winner[m] >= 0:
             continue
+        br = br_cover[m]
+        if br >= 0 and winner[br] >= 0:
+            # (and it must lie close to where m's second index lies)
+            if winner[br] != j or any(winner[o] >= 0 for o in over[br]) or d[m] > OWN_SLOT_TOL:
+                continue
         if any(winner[c] < 0 for c in cov[m]):
             continue
         card = reads[j].card

@@ -8,7 +8,7 @@ corners (``classify``, ``detect(image, angle=...)``) two more looks pay off:
   (``orientation``): the surest-named reading wins;
 - cards small in the frame are named from their face too (``face_read``);
 - slots that must hold a card but show no read, and open slots with a weakly named corner, are
-  read again by the classifier (``reread``).
+  read again by the classifier (``reread``), small ones pooled with their face reading.
 
 Each extra read of the frame starts from the tracking state the frame started with: a second look
 is not a second frame confirming a refit.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import numpy as np
 
 from companion.vision.detections import Detections
-from companion.vision.face_read import named_with_faces
+from companion.vision.face_read import fused_names, named_with_faces
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
@@ -144,17 +144,17 @@ class SecondLooks:
         dup_boxes = np.array(list(reading.twice.values()), np.float32).reshape(-1, 4)
         assert reading.layout is not None
         taken = set(reading.layout.visible_cards())
-        turned = {"angle": angle} if angle else {}
         # (a re-read scored under min_score would only be a corner for the fit again)
         extra = Detections.empty()
         if len(boxes):
-            extra = reread_detections(classify(image_bgr, boxes, **turned), boxes, taken,
+            extra = reread_detections(self._reread_probs(image_bgr, boxes, angle, reading), boxes, taken,
                                       min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT))
         if len(dup_boxes):
             # A card read twice is wrong at one place: its best free name, however unsure, scored
             # just enough to count (and marked for checking) beats a deal with a card twice.
             taken |= set(extra.cards())
-            dup = reread_detections(classify(image_bgr, dup_boxes, **turned), dup_boxes, taken, min_prob=0.0)
+            dup = reread_detections(self._reread_probs(image_bgr, dup_boxes, angle, reading), dup_boxes, taken,
+                                    min_prob=0.0)
             dup = Detections(dup.xyxy, dup.class_id, np.maximum(dup.confidence, self.min_score).astype(np.float32),
                              dup.alt_class_id, dup.alt_confidence)
             extra = concat(extra, dup)
@@ -171,6 +171,23 @@ class SecondLooks:
             self._prior, self._candidate = after
             again = self._read_on_fit(concat(dets, extra), reading, frame, size)
         return again, first_far
+
+    def _reread_probs(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float,
+                      reading: "FrameReading") -> np.ndarray:
+        """Class probabilities of the corners ``boxes`` looked at again: the classifier's, pooled with
+        the card's face reading for corners small in the frame (as ``_face_look`` names placed ones)."""
+        turned = {"angle": angle} if angle else {}
+        probs = self.detector.classify(image_bgr, boxes, **turned)
+        below = getattr(self.detector, "face_below_px", None)
+        if below is None or reading.fit is None or not len(boxes):
+            return probs
+        sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+        small = np.flatnonzero(sides < below)
+        if len(small):
+            faces = self.detector.name_faces(image_bgr, boxes[small], layout_angle(reading.fit.homography))
+            probs = probs.copy()
+            probs[small] = fused_names(probs[small], faces, getattr(self.detector, "face_weight", 1.0))
+        return probs
 
     def _face_look(self, image_bgr: np.ndarray, reading: "FrameReading", dets: Detections, angle: float,
                    frame: int, size: tuple[int, int]) -> tuple["FrameReading", Detections]:
