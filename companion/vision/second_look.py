@@ -176,29 +176,34 @@ class SecondLooks:
                       reading: "FrameReading") -> np.ndarray:
         """Class probabilities of the corners ``boxes`` looked at again: the classifier's, pooled with
         the card's face reading for corners small in the frame (as ``_face_look`` names placed ones)."""
+        assert reading.fit is not None
         turned = {"angle": angle} if angle else {}
         probs = self.detector.classify(image_bgr, boxes, **turned)
-        below = getattr(self.detector, "face_below_px", None)
-        if below is None or reading.fit is None or not len(boxes):
-            return probs
-        sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
-        small = np.flatnonzero(sides < below)
+        small = self._face_rows(boxes)
         if len(small):
             faces = self.detector.name_faces(image_bgr, boxes[small], layout_angle(reading.fit.homography))
             probs = probs.copy()
             probs[small] = fused_names(probs[small], faces, getattr(self.detector, "face_weight", 1.0))
         return probs
 
+    def _face_rows(self, boxes: np.ndarray) -> np.ndarray:
+        """Indices of the index ``boxes`` small enough in the frame to be named from the card's face
+        too (the detector's ``face_below_px``); none without a face reader."""
+        below = getattr(self.detector, "face_below_px", None)
+        if below is None or not len(boxes):
+            return np.zeros(0, np.int64)
+        sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+        return np.flatnonzero(sides < below)
+
     def _face_look(self, image_bgr: np.ndarray, reading: "FrameReading", dets: Detections, angle: float,
                    frame: int, size: tuple[int, int]) -> tuple["FrameReading", Detections]:
         """Cards placed on the pyramid whose index is small in the frame, named again from their face
         too (``face_read``: the detector's ``name_faces``, turned as the fit lies), and the frame read
         again with those names (a card misnamed on one slot can free the name another slot needs)."""
-        below = getattr(self.detector, "face_below_px", None)
-        if below is None or reading.fit is None or reading.layout is None or not reading.placed:
+        if reading.fit is None or reading.layout is None or not reading.placed:
             return reading, dets
-        sides = np.maximum(dets.xyxy[:, 2] - dets.xyxy[:, 0], dets.xyxy[:, 3] - dets.xyxy[:, 1])
-        rows = np.array([j for j in reading.placed if j >= 0 and sides[j] < below], np.int64)
+        small = set(self._face_rows(dets.xyxy).tolist())
+        rows = np.array([j for j in reading.placed if j in small], np.int64)
         if len(rows) == 0:
             return reading, dets
         faces = self.detector.name_faces(image_bgr, dets.xyxy[rows], layout_angle(reading.fit.homography))
