@@ -84,6 +84,29 @@ def test_duplicate_read_takes_an_unseen_alternative_and_asks_to_check():
     assert reading.layout.pyramid[3][1].score < 0.5
 
 
+def test_a_card_read_twice_stays_where_giving_it_up_costs_most():
+    # Row 4 slot 2 is misread as the card of row 2 slot 1, more surely than that slot reads it, with
+    # its own card a close second; row 2 slot 1 has no likely other name. The surer read does not
+    # simply keep the card: the likeliest table keeps it at row 2 (val_s22_000127).
+    truth = synth_truth(np.random.default_rng(6))
+    dets = clean(truth)
+    codes = truth["pyramid_codes"]
+    j = next(i for i, l in enumerate(truth["labels"]) if l["where"] == "pyramid:3:1")
+    k = next(i for i, l in enumerate(truth["labels"]) if l["where"] == "pyramid:1:0")
+    wrong, right = codes[1][0], codes[3][1]
+    unseen = next(c for c in ("2C", "3C", "4C", "5C", "6C") if all(c not in row for row in codes))
+    class_id, conf = dets.class_id.copy(), dets.confidence.copy()
+    alt_ids, alt_sc = dets.alt_class_id.copy(), dets.alt_confidence.copy()
+    class_id[j], conf[j] = Card.parse(wrong).index, 0.7
+    alt_ids[j], alt_sc[j] = [Card.parse(wrong).index, Card.parse(right).index, 0], [0.7, 0.4, 0.0]
+    conf[k] = 0.6
+    alt_ids[k], alt_sc[k] = [Card.parse(wrong).index, Card.parse(unseen).index, 0], [0.6, 0.03, 0.0]
+    reading = LayoutPipeline().read(Detections(dets.xyxy, class_id, conf, alt_ids, alt_sc))
+    got = reading.layout.pyramid_cards()
+    assert str(got[1][0]) == wrong and str(got[3][1]) == right
+    assert any("row 4 card 2" in p and wrong in p and "check" in p for p in reading.problems)
+
+
 def test_duplicate_without_alternative_is_reported():
     truth = synth_truth(np.random.default_rng(7))
     dets = clean(truth)
@@ -237,14 +260,20 @@ def test_a_lone_waste_read_of_a_card_surely_on_the_pyramid_is_not_the_waste():
     top = truth["waste"][0]["cards"][-1]
     apex = truth["pyramid_codes"][0][0]
     as_apex = np.array([Card.parse(apex).index if str(c) == top else k for c, k in zip(dets.cards(), dets.class_id)])
-    for score, waste in ((0.7, ()), (0.99, (apex,))):  # the apex is read at 0.95 (fake, no noise)
-        conf = np.where([str(c) == top for c in dets.cards()], score, dets.confidence).astype(np.float32)
-        reading = LayoutPipeline().read(Detections(dets.xyxy, as_apex, conf, dets.alt_class_id, dets.alt_confidence))
+    on_waste = np.array([str(c) == top for c in dets.cards()])
+    # (the fake keeps the waste read's own card as its runner-up, at 0.95; without ``runner_up``, none)
+    for score, runner_up, waste in ((0.7, True, ()), (0.99, False, (apex,)), (0.99, True, (top,))):
+        conf = np.where(on_waste, score, dets.confidence).astype(np.float32)  # the apex: 0.95 (fake)
+        alt_sc = np.where(on_waste[:, None] & (not runner_up), 0.0, dets.alt_confidence).astype(np.float32)
+        reading = LayoutPipeline().read(Detections(dets.xyxy, as_apex, conf, dets.alt_class_id, alt_sc))
         assert tuple(str(c) for c in reading.layout.waste[0]) == waste
         if not waste:
             assert str(reading.layout.pyramid[0][0].card) == apex and reading.anomalies == 0
-        else:  # the waste read is the surer one: the apex takes another reading, to be checked
+        elif not runner_up:  # the waste read is the surer one: the apex takes another reading, to be checked
             assert any("also at waste" in p for p in reading.problems)
+        else:  # the likeliest table: the apex keeps its card, the waste its runner-up, to be checked
+            assert str(reading.layout.pyramid[0][0].card) == apex
+            assert any("waste: read as" in p and "also at row 1 card 1" in p for p in reading.problems)
 
 
 def test_three_waste_piles_at_different_heights_are_three_tops_in_order():

@@ -1,6 +1,7 @@
 """A second look at slots that must hold a card but showed no read (companion.vision.reread)."""
 
 import numpy as np
+import pytest
 
 from companion.cards import CARD_CODES, Card
 from companion.vision.detections import Detections
@@ -305,3 +306,41 @@ def test_a_reading_named_far_from_its_own_fit_loses_to_the_right_way_round(monke
     monkeypatch.setattr(pipeline, "fit_pyramid", wrong_way)
     reading = LayoutPipeline(AnyWay(truth, roll), track=False).read_image(image, AnyWay(truth, roll).detect(image))
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+
+
+@pytest.mark.parametrize("score", [0.1, 0.3])
+def test_pips_on_the_slot_a_shown_second_index_bares_are_not_read_as_a_card(score):
+    # The lattice puts an empty slot's corner on the face of the card above it (rows dealt
+    # overlapping): its pips give a weak corner there, which the classifier names surely. That
+    # card's second index shows, so nothing lies on that slot: a corner under ``min_score`` is not
+    # re-read (val_s22_000072), one over it is not a card (val_s22_000257).
+    truth = synth_truth(np.random.default_rng(3), removed=9)
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    codes = truth["pyramid_codes"]
+    shown = {l["where"] for l in truth["labels"] if l["which"] == "br"}
+    r, i = next((r, i) for r in range(6) for i in range(r + 1)
+                if codes[r][i] and codes[r + 1][i + 1] is None and f"pyramid:{r}:{i}" in shown)
+    box = next(c["box"] for c in truth["pyramid"][r + 1][i + 1]["corners"] if c["which"] == "tl")
+    on_table = {c for row in codes for c in row if c} | {c for w in truth["waste"] for c in w["cards"]}
+    pips = next(c for c in CARD_CODES if c not in on_table)
+
+    class PipsOnAFace(TruthClassifier):
+        def __init__(self, truth, weak_box):
+            super().__init__(dict(truth, labels=truth["labels"] + [
+                {"card": pips, "cls": CARD_CODES.index(pips), "box": box, "where": "face", "which": "tl"}]))
+            self.missed.add("face")  # named by the classifier, not found by the detector
+            self.weak_box = weak_box
+
+        def detect(self, image):
+            dets = super().detect(image)
+            if not self.weak_box:
+                return dets
+            return Detections(np.vstack([dets.xyxy, [box]]).astype(np.float32),
+                              np.append(dets.class_id, CARD_CODES.index(pips)),
+                              np.append(dets.confidence, score).astype(np.float32))
+
+    plain = LayoutPipeline(PipsOnAFace(truth, weak_box=False)).process(image)
+    assert plain.layout.to_json()["pyramid"] == codes
+    reading = LayoutPipeline(PipsOnAFace(truth, weak_box=True)).process(image)
+    assert (r + 1, i + 1) not in reading.unsure
+    assert reading.layout.to_json()["pyramid"] == codes

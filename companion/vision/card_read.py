@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 from companion.cards import Card
 
@@ -34,3 +35,24 @@ def dedupe_cards(reads: list[CardRead], js: list[int]) -> list[CardRead]:
         else:
             out[rd.card] = rd
     return list(out.values())
+
+
+#: What a read with no free alternative is worth when it gives its card up (it is "seen twice").
+NO_ALTERNATIVE = 0.02
+
+
+def keeper_first(where: list[tuple[str, CardRead]],
+                 free_alt: Callable[[CardRead], Optional[tuple[Card, float]]]) -> list[tuple[str, CardRead]]:
+    """The places one card was read at, the one that keeps it first: the one whose keeping makes
+    the likeliest table, its score times the others' best free alternatives (``free_alt``), so a
+    card read surely on one slot and as a near second choice on another (val_s22_000127: JS 0.62
+    at one, JS 0.92 with JC 0.17 at the other) keeps the name that costs least to give up."""
+    def worth(i: int) -> float:
+        v = where[i][1].score
+        for k, (_, rd) in enumerate(where):
+            if k != i:
+                alt = free_alt(rd)
+                v *= alt[1] if alt is not None else NO_ALTERNATIVE
+        return v
+    best = max(range(len(where)), key=lambda i: (worth(i), where[i][1].score))
+    return [where[best]] + [w for k, w in enumerate(where) if k != best]

@@ -48,12 +48,12 @@ from companion.cards import CARD_CODES, DECK, Card
 from companion.layout import SlotReading, TableLayout, slot_name
 from companion.rules import Rules
 from companion.vision.detections import Detections
-from companion.vision.card_read import CardRead, dedupe_cards  # noqa: F401 (re-exported)
+from companion.vision.card_read import NO_ALTERNATIVE, CardRead, dedupe_cards, keeper_first  # noqa: F401 (re-exported)
 from companion.vision.orientation import apply_dir, layout_angle
 from companion.vision.outside import outside_places
 from companion.vision.second_look import SecondLooks
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
-                                           cross_second_indices, home_second_indices, maybe_second,
+                                           bared_slots, cross_second_indices, home_second_indices, maybe_second,
                                            place_orphans,
                                            same_card_pairs, second_indices)
 from companion.vision.slots import (LatticeFit, assign_points, convincing, covering, fit_pyramid, in_area,
@@ -185,7 +185,7 @@ class LayoutPipeline(SecondLooks):
                 f"no pyramid found among {n} card reads (need at least 3 cards of it in view)",))
         ids, uv, res = assign_points(fit, centers)
         reads = [self._make_read(dets, j, uv[j]) for j in range(n)]
-        nodes_ri, _ = pyramid_nodes(rules.rows, rules.inverted)
+        nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
         n_nodes = len(nodes_ri)
         # Second indices (a card's rotated bottom-right index) confirm their card and claim nothing.
         cov = covering(rules.rows, rules.inverted)
@@ -198,13 +198,18 @@ class LayoutPipeline(SecondLooks):
         over = cards_over(rules.rows, rules.inverted)
         # Only the card lying down-right on a card hides its second index.
         br_cover = br_cover_of(rules.rows, rules.inverted)
-        can_show_second = np.array([
-            ids[j] < 0 or br_cover[ids[j]] < 0
-            or not any(reads[k].card is not reads[j].card for k in on_node[br_cover[ids[j]]])
-            for j in range(n)])
+        on_br = [[] if ids[j] < 0 or br_cover[ids[j]] < 0 else
+                 [k for k in on_node[br_cover[ids[j]]] if reads[k].card is not reads[j].card]
+                 for j in range(n)]
+        can_show_second = np.array([not ks for ks in on_br])
         certain = np.array([ids[j] >= 0 and not over[ids[j]] for j in range(n)])
-        second, br_off = second_indices(reads, uv, can_show_second, certain)
-        cross_second_indices(reads, uv, can_show_second, second, br_off)
+        weakly_hidden = np.array([all(reads[k].score < LOW_SCORE for k in ks) for ks in on_br])
+        second, br_off = second_indices(reads, uv, can_show_second, certain, weakly_hidden)
+        lain_on = np.zeros(n_nodes, bool)  # slots with a read on a card lying on them
+        for node, js in enumerate(on_node):
+            if js:
+                lain_on[list(cov[node])] = True
+        cross_second_indices(reads, uv, on_br, second, br_off, nodes_uv=nodes_uv, ids=ids, lain_on=lain_on)
         slot_reads: list[list[int]] = [[] for _ in range(n_nodes)]
         for j in np.flatnonzero((ids >= 0) & (second < 0)):
             slot_reads[ids[j]].append(int(j))
@@ -225,7 +230,6 @@ class LayoutPipeline(SecondLooks):
         # A card on an empty slot whose card is read elsewhere is a stray index, not a card; so is
         # one lying where the second index of the same card read on another slot lies (rows dealt
         # overlapping by about a row: the index shows on the next row's slot once it is cleared).
-        _, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
         for node in range(n_nodes):
             j = winner[node]
             if j < 0:
@@ -236,6 +240,12 @@ class LayoutPipeline(SecondLooks):
             if twins and (lonely or any(np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45
                                         and (br_cover[m] in (-1, node) or winner[br_cover[m]] < 0)
                                         for m in twins)):
+                winner[node] = -1
+        # A weak read on a slot a shown second index bares (with no card read lying on that slot) is
+        # the face of the card above it seen through the lattice (pips, a figure), not a card.
+        bared = bared_slots(second, ids, winner, br_cover, br_off)
+        for node in bared:
+            if winner[node] >= 0 and reads[winner[node]].score < LOW_SCORE and not lain_on[node]:
                 winner[node] = -1
         used = np.zeros(n, bool)
         used[[j for j in winner if j >= 0]] = True
@@ -277,14 +287,18 @@ class LayoutPipeline(SecondLooks):
         seen = set(places)
         slot_of_name = {slot_name(int(r), int(i)): (int(r), int(i)) for r, i in nodes_ri}
         twice: dict[tuple[int, int], tuple[float, ...]] = {}
+
+        def free_alt(rd: CardRead) -> Optional[tuple[Card, float]]:
+            return next(((c, s) for c, s in rd.best_alternatives(6)[1:]
+                         if c not in seen and c in self._deck and s > NO_ALTERNATIVE), None)
         for card, where in list(places.items()):
             if len(where) < 2:
                 continue
-            where.sort(key=lambda t: -t[1].score)
+            where[:] = keeper_first(where, free_alt)
             for place, rd in where[1:]:
-                alt = next((c for c, s in rd.best_alternatives(6)[1:]
-                            if c not in seen and c in self._deck and s > 0.02), None)
-                if alt is not None:
+                found = free_alt(rd)
+                if found is not None:
+                    alt = found[0]
                     rd.alts[card] = rd.score
                     rd.card, rd.score = alt, min(rd.alts.get(alt, 0.0), rd.score)
                     seen.add(alt)
@@ -363,11 +377,12 @@ class LayoutPipeline(SecondLooks):
                      + sum(1 for p in problems if "twice" in p or "also at" in p))
         # Empty slots a weakly named corner lies on: the classifier may name it once the deck
         # rules out the cards seen elsewhere (``read_image``).
+        # (not a slot a shown second index bares: the weak corner there is the face above it)
         weak_ids, _, _ = assign_points(fit, weak)
         unsure: dict[tuple[int, int], tuple[float, float, float, float]] = {}
         for k in np.argsort(-weak_dets.confidence):  # the surest corner on a slot is its box
             m = int(weak_ids[k])
-            if m >= 0 and winner[m] < 0 and not must_hold[m]:
+            if m >= 0 and winner[m] < 0 and not must_hold[m] and m not in bared:
                 unsure.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
                                   tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
         placed = tuple(int(keep[w]) if w >= 0 else -1 for w in winner)

@@ -11,6 +11,7 @@ that card (rows dealt a row apart) and no card lies on that slot. Positions are 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Optional
 
 import numpy as np
 
@@ -26,6 +27,9 @@ DEFAULT_SECOND_OFFSET = (0.7, 2.0)
 #: (lattice units) to where that index belongs (rendered val: 0.05-0.24 for second indices; 0.37-0.46
 #: for first indices of that slot's own card whose second index was missed).
 OWN_SLOT_TOL = 0.3
+#: Second indices this many rows or more below their card's first index lie under the next row's
+#: cards (rows dealt overlapping; apart, a second index lies less than a row below).
+UNDER_NEXT_ROW = 0.95
 
 
 def maybe_second(reads: list[CardRead], uv: np.ndarray) -> np.ndarray:
@@ -39,14 +43,16 @@ def maybe_second(reads: list[CardRead], uv: np.ndarray) -> np.ndarray:
 
 
 def second_indices(reads: list[CardRead], uv: np.ndarray, can_show: np.ndarray,
-                    certain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                    certain: np.ndarray, weakly_hidden: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
     """For each read, the read whose second index it is (-1: none), merging their scores; and
     where second indices lie from first ones in this frame (lattice units).
 
     Candidates are two reads of one card, the lower one inside ``SECOND_INDEX_WINDOW`` of the
     other. Pairs whose upper read surely has nothing on it (``certain``: the bottom row, the
     waste) give the frame's offset; with it, every pair must match it to 0.45 units. Without
-    them, pairs whose upper read has no other card over it (``can_show``) are taken.
+    them, pairs whose upper read has no other card over it (``can_show``) are taken, and pairs
+    exactly at their offset whose upper read has only weak reads over it (``weakly_hidden``: a
+    card's pips read through the lattice on the empty slot down-right of it, val_s22_000257).
     """
     (du0, du1), (dv0, dv1) = SECOND_INDEX_WINDOW
     by_card: dict[Card, list[int]] = {}
@@ -69,6 +75,9 @@ def second_indices(reads: list[CardRead], uv: np.ndarray, can_show: np.ndarray,
     else:
         ok = [(j, k) for j, k, d in cands if can_show[k]]
         off = np.median([uv[j] - uv[k] for j, k in ok], 0) if ok else np.array(DEFAULT_SECOND_OFFSET)
+        if weakly_hidden is not None:
+            ok += [(j, k) for j, k, d in cands
+                   if not can_show[k] and weakly_hidden[k] and np.hypot(*(d - off)) < 0.2]
     second = np.full(len(reads), -1)
     firsts: set[int] = set()
     for j, k in sorted(ok, key=lambda t: -uv[t[0]][1]):   # lowest first
@@ -85,18 +94,42 @@ def second_indices(reads: list[CardRead], uv: np.ndarray, can_show: np.ndarray,
     return second, off
 
 
-def cross_second_indices(reads: list[CardRead], uv: np.ndarray, can_show: np.ndarray,
-                          second: np.ndarray, br_off: np.ndarray, tol: float = 0.35) -> None:
+def bared_slots(second: np.ndarray, ids: np.ndarray, winner: list[int], br_cover: np.ndarray,
+                br_off: np.ndarray) -> set[int]:
+    """Slots a shown second index says are empty: the slot lying on the bottom-right corner of a
+    placed card whose second index was read, when rows overlap enough (``UNDER_NEXT_ROW``) that a
+    card there would hide it. Rows dealt apart show every second index: then none."""
+    if br_off[1] < UNDER_NEXT_ROW:
+        return set()
+    return {int(br_cover[ids[k]]) for k in second[second >= 0]
+            if ids[k] >= 0 and winner[ids[k]] == k and br_cover[ids[k]] >= 0}
+
+
+def cross_second_indices(reads: list[CardRead], uv: np.ndarray, on_br: list[list[int]],
+                          second: np.ndarray, br_off: np.ndarray, tol: float = 0.35,
+                          nodes_uv: Optional[np.ndarray] = None, ids: Optional[np.ndarray] = None,
+                          lain_on: Optional[np.ndarray] = None) -> None:
     """Pairs whose two reads disagree: exactly where a second index lies, and one read's card is
-    among the other's alternatives. Their evidence is pooled and the better card kept."""
+    among the other's alternatives. Their evidence is pooled and the better card kept.
+
+    ``on_br[k]``: the reads of other cards on the slot lying on read ``k``'s bottom-right corner
+    (which would hide its second index). The read itself may be the one there when it lies nearer
+    where the second index belongs than its slot's node (``nodes_uv``, ``ids``) and no card is read
+    lying on its slot (``lain_on``, by node: a slot under cards holds a card): rows dealt about a row
+    apart put the index on that slot (val_s22_000205: 9H's second index read as 7H there)."""
     is_first = set(second[second >= 0].tolist())
     for j in range(len(reads)):
         if second[j] >= 0 or j in is_first:
             continue
         d = uv - (uv[j] - br_off)
-        near = np.flatnonzero(np.hypot(d[:, 0], d[:, 1]) < tol)
+        dist = np.hypot(d[:, 0], d[:, 1])
+        near = np.flatnonzero(dist < tol)
         for k in near:
-            if k == j or second[k] >= 0 or k in is_first or not can_show[k]:
+            if k == j or second[k] >= 0 or k in is_first:
+                continue
+            if on_br[k] and not (on_br[k] == [j] and nodes_uv is not None and ids is not None
+                                 and lain_on is not None and ids[j] >= 0 and not lain_on[ids[j]]
+                                 and dist[k] < np.hypot(*(uv[j] - nodes_uv[ids[j]]))):
                 continue
             a, b = reads[k], reads[j]
             if b.card not in a.alts and a.card not in b.alts:
