@@ -294,7 +294,13 @@ class LayoutPipeline(SecondLooks):
         for card, where in list(places.items()):
             if len(where) < 2:
                 continue
-            where[:] = keeper_first(where, free_alt)
+            # A still keeps the card where giving it up costs most; a followed game keeps the surer
+            # read (names weighed by their runner-ups flip from frame to frame: a rendered game,
+            # g00313, recorded 2 phantom moves).
+            if self.track:
+                where.sort(key=lambda t: -t[1].score)
+            else:
+                where[:] = keeper_first(where, free_alt)
             for place, rd in where[1:]:
                 found = free_alt(rd)
                 if found is not None:
