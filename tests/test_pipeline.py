@@ -108,6 +108,10 @@ def test_a_card_read_twice_stays_where_giving_it_up_costs_most():
     assert any("row 4 card 2" in p and wrong in p and "check" in p for p in reading.problems)
     # following a game, the surer read keeps it (steadier from frame to frame)
     assert str(LayoutPipeline().read(tables).layout.pyramid_cards()[3][1]) == wrong
+    # a still's second look reads on its fit as if tracking (``_read_on_fit``): still a still
+    still = LayoutPipeline(track=False)
+    again = still._read_on_fit(tables, still.read(tables), -1, (truth["width"], truth["height"]))
+    assert str(again.layout.pyramid_cards()[3][1]) == right and not still.track
 
 
 def test_duplicate_without_alternative_is_reported():

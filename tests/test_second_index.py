@@ -28,10 +28,12 @@ def test_a_misread_second_index_on_the_slot_down_right_is_pooled_with_its_card(l
     uv = np.array([rd.uv for rd in reads])
     ids = np.array([NODE[(4, 2)], NODE[(5, 3)]])
     on_br = [[1], []]  # 7H on the slot over 9H's corner
-    covered = np.zeros(len(NODES_RI), bool)
-    covered[NODE[(5, 3)]] = lain_on  # cards read on (6,3) and (6,4): (5,3) holds a card
+    # how far each read lies from its slot's corner; 0 with cards read on (6,3) and (6,4): (5,3) holds a card
+    from_own = np.array([np.hypot(*(uv[j] - NODES_UV[ids[j]])) for j in range(2)])
+    if lain_on:
+        from_own[1] = 0.0
     second = np.full(2, -1)
-    cross_second_indices(reads, uv, on_br, second, br_off, nodes_uv=NODES_UV, ids=ids, lain_on=covered)
+    cross_second_indices(reads, uv, on_br, second, br_off, from_own_corner=from_own)
     if lain_on:  # a card of its own, hiding 9H's index
         assert second[1] == -1 and str(reads[1].card) == "7H"
     else:

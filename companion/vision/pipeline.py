@@ -121,6 +121,10 @@ class LayoutPipeline(SecondLooks):
         self.min_score = min_score
         self.stock_present = stock_present
         self.track = track
+        #: Made to track, it reads a game followed frame by frame: rules that weigh runner-up names
+        #: stay off (those flip from frame to frame). Second looks at a still switch ``track`` on for
+        #: a moment (``_read_on_fit``); this stays as made.
+        self.follows = track
         self._prior: Optional[np.ndarray] = None
         #: A searched fit contradicting the prior, and in how many frames in a row it was found.
         self._candidate: Optional[tuple[np.ndarray, int]] = None
@@ -205,14 +209,13 @@ class LayoutPipeline(SecondLooks):
         certain = np.array([ids[j] >= 0 and not over[ids[j]] for j in range(n)])
         weakly_hidden = np.array([all(reads[k].score < LOW_SCORE for k in ks) for ks in on_br])
         second, br_off = second_indices(reads, uv, can_show_second, certain, weakly_hidden)
-        lain_on = np.zeros(n_nodes, bool)  # slots with a read on a card lying on them
-        for node, js in enumerate(on_node):
-            if js:
-                lain_on[list(cov[node])] = True
+        lain_on = np.array([any(on_node[o] for o in over[m]) for m in range(n_nodes)])  # a card read on it
         # (a misread second index on the slot below its card is pooled with it in stills only: following
         # a rendered game, g00315, it kept the deal from being taken: 18 of 20 moves -> none)
-        cross_second_indices(reads, uv, on_br, second, br_off, nodes_uv=None if self.track else nodes_uv,
-                             ids=ids, lain_on=lain_on)
+        from_own_corner = None if self.follows else np.array([
+            0.0 if ids[j] < 0 or lain_on[ids[j]] else float(np.hypot(*(uv[j] - nodes_uv[ids[j]])))
+            for j in range(n)])
+        cross_second_indices(reads, uv, on_br, second, br_off, from_own_corner=from_own_corner)
         slot_reads: list[list[int]] = [[] for _ in range(n_nodes)]
         for j in np.flatnonzero((ids >= 0) & (second < 0)):
             slot_reads[ids[j]].append(int(j))
@@ -300,7 +303,7 @@ class LayoutPipeline(SecondLooks):
             # A still keeps the card where giving it up costs most; a followed game keeps the surer
             # read (names weighed by their runner-ups flip from frame to frame: a rendered game,
             # g00313, recorded 2 phantom moves).
-            if self.track:
+            if self.follows:
                 where.sort(key=lambda t: -t[1].score)
             else:
                 where[:] = keeper_first(where, free_alt)

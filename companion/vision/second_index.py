@@ -107,16 +107,15 @@ def bared_slots(second: np.ndarray, ids: np.ndarray, winner: list[int], br_cover
 
 def cross_second_indices(reads: list[CardRead], uv: np.ndarray, on_br: list[list[int]],
                           second: np.ndarray, br_off: np.ndarray, tol: float = 0.35,
-                          nodes_uv: Optional[np.ndarray] = None, ids: Optional[np.ndarray] = None,
-                          lain_on: Optional[np.ndarray] = None) -> None:
+                          from_own_corner: Optional[np.ndarray] = None) -> None:
     """Pairs whose two reads disagree: exactly where a second index lies, and one read's card is
     among the other's alternatives. Their evidence is pooled and the better card kept.
 
     ``on_br[k]``: the reads of other cards on the slot lying on read ``k``'s bottom-right corner
     (which would hide its second index). The read itself may be the one there when it lies nearer
-    where the second index belongs than its slot's node (``nodes_uv``, ``ids``) and no card is read
-    lying on its slot (``lain_on``, by node: a slot under cards holds a card): rows dealt about a row
-    apart put the index on that slot (val_s22_000205: 9H's second index read as 7H there)."""
+    where the second index belongs than ``from_own_corner[j]``, its distance from its slot's corner
+    (0 where no slot, or a card read lying on it: a slot under cards holds a card): rows dealt about
+    a row apart put the index on that slot (val_s22_000205: 9H's second index read as 7H there)."""
     is_first = set(second[second >= 0].tolist())
     for j in range(len(reads)):
         if second[j] >= 0 or j in is_first:
@@ -127,9 +126,8 @@ def cross_second_indices(reads: list[CardRead], uv: np.ndarray, on_br: list[list
         for k in near:
             if k == j or second[k] >= 0 or k in is_first:
                 continue
-            if on_br[k] and not (on_br[k] == [j] and nodes_uv is not None and ids is not None
-                                 and lain_on is not None and ids[j] >= 0 and not lain_on[ids[j]]
-                                 and dist[k] < np.hypot(*(uv[j] - nodes_uv[ids[j]]))):
+            if on_br[k] and not (on_br[k] == [j] and from_own_corner is not None
+                                 and dist[k] < from_own_corner[j]):
                 continue
             a, b = reads[k], reads[j]
             if b.card not in a.alts and a.card not in b.alts:
