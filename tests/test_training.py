@@ -138,3 +138,61 @@ def test_learning_without_samples_says_where_it_looked(tmp_path):
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "1 of 1 sample pictures are missing or unreadable" in result.stderr
     assert "no readable sample pictures" in result.stderr
+
+
+def test_detector_data_packed_for_a_gpu_machine_trains_two_ways_and_exports(tmp_path):
+    # tools/pack_detector_data.py -> tools/device_train_detector.sh (DEVICE=cpu) -> tools/export_detector.py
+    pytest.importorskip("ultralytics")
+    import tarfile
+
+    import cv2
+
+    sys.path.insert(0, str(REPO))
+    from tools.train import write_tiny_dataset
+
+    data = write_tiny_dataset(tmp_path / "data", train=6, val=2)  # 320x240 scenes
+    env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
+    packed = tmp_path / "packed"
+    result = subprocess.run([sys.executable, "tools/pack_detector_data.py", "--train", str(data), "--val", str(data),
+                             "--out", str(packed), "--width", "160"], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    images = sorted((packed / "train" / "images").glob("*.webp"))
+    assert len(images) == 6 and cv2.imread(str(images[0])).shape[:2] == (120, 160)
+    source = (data / "train" / "labels" / f"{images[0].stem}.txt").read_text().split()
+    packed_rows = (packed / "train" / "labels" / f"{images[0].stem}.txt").read_text().split()
+    assert packed_rows[0] == "0" and packed_rows[1:5] == source[1:5]  # one class, same relative box
+    assert {r for r in packed_rows[::5]} == {"0"}
+    # the budget stops adding train scenes: two images' worth keeps two
+    budget = sum(p.stat().st_size for p in images[:2]) / 2**20
+    small = subprocess.run([sys.executable, "tools/pack_detector_data.py", "--train", str(data), "--val", str(data),
+                            "--out", str(tmp_path / "small"), "--width", "160", "--budget-mb", f"{budget + 1e-6}"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert small.returncode == 0 and len(list((tmp_path / "small" / "train" / "images").glob("*"))) == 2
+
+    from ultralytics import YOLO
+
+    from tools.train import detector_yaml
+
+    init = tmp_path / "init.pt"
+    YOLO(str(detector_yaml(tmp_path))).save(str(init))
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", "tools/device_train_detector.sh", str(packed), "0.0003", str(out), f"ft={init}",
+                          "scratch=scratch"],
+                         cwd=REPO, env=dict(env, PYTHON=sys.executable, DEVICE="cpu", IMGSZ="64", BATCH="2", WORK=str(tmp_path / "work")),
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + (out / "ft.log").read_text()[-2000:]
+    with tarfile.open(out / "results.tar") as tar:
+        names = set(tar.getnames())
+        tar.extractall(tmp_path / "results")
+    assert {"ft/detector/weights/best.pt", "scratch/detector/weights/best.pt"} <= names
+    assert not any("/det/" in n for n in names)  # the packed images stay behind
+    models = tmp_path / "models"
+    export = subprocess.run([sys.executable, "tools/export_detector.py", str(tmp_path / "results/ft/detector/weights/best.pt"),
+                             "--out", str(models)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert export.returncode == 0, export.stdout[-2000:] + export.stderr[-2000:]
+    from companion.vision.detector import OnnxCardDetector
+
+    det = OnnxCardDetector(models).detect(cv2.imread(str(data / "val" / "images" / "val_0000.jpg")))
+    assert det.xyxy.shape == (len(det), 4)
+    assert (models / "card_classifier.onnx").read_bytes() == (REPO / "models" / "card_classifier.onnx").read_bytes()

@@ -72,7 +72,7 @@ def crop_jitter(u: np.ndarray, margin: float) -> tuple[float, tuple[float, float
 
 def split_images(data: Path, split: str) -> list[Path]:
     folder = data / split / "images"
-    return sorted(p for p in folder.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    return sorted(p for p in folder.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp"))
 
 
 def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_corner: int, seed: int,
@@ -457,6 +457,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--val-data", type=Path, help="take the val split from this dataset root instead")
     p.add_argument("--workers", type=int, default=0, help="dataloader processes (0: stay on one core)")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--device", default="cpu",
+                   help="torch device: cpu (the recipe) or a GPU index such as 0 (tools/device_train_detector.sh)")
+    p.add_argument("--det-time", type=float,
+                   help="train the detector for this many hours instead of a fixed epoch count (ultralytics' "
+                        "time budget; --det-epochs is then only the first guess)")
     p.add_argument("--tiny", action="store_true", help="end-to-end smoke run on throw-away drawn data")
     p.add_argument("--work", type=Path, help="work folder (default runs/recognition/NAME or .../tiny)")
     p.add_argument("--serial", action="store_true",
@@ -510,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
         info["stage_seconds"][stage] = info["stage_seconds"].get(stage, 0) + time.time() - t0
         info_path.write_text(json.dumps(info, indent=2))
 
-    common = dict(workers=args.workers, device="cpu", amp=False)
+    # amp stays off: its start-up check loads hub weights (offline: fails), and these nets are tiny.
+    common = dict(workers=args.workers, device=args.device, amp=False)
     if "prepare" in stages:
         timed("prepare", lambda: prepare(data, work, settings, args.crops, seed=0, limit=args.limit,
                                                   val_data=args.val_data and args.val_data.resolve()))
@@ -527,7 +533,8 @@ def main(argv: list[str] | None = None) -> int:
             "detector", work, args.det_init or detector_yaml(work), data=str(work / "det" / "data.yaml"), epochs=args.det_epochs,
             imgsz=args.det_imgsz, batch=args.det_batch, warmup_epochs=min(1, args.det_epochs), degrees=0.0,
             close_mosaic=max(1, args.det_epochs // 4), patience=100, optimizer="AdamW", lr0=args.det_lr, val=bool(args.det_val),
-            cache=False if args.det_cache == "none" else args.det_cache, **common))
+            cache=False if args.det_cache == "none" else args.det_cache,
+            **({"time": args.det_time} if args.det_time else {}), **common))
         info["detector_metrics"] = last_metrics(work / "detector")
     if "classifier" in stages:
         cls_data = work / "cls"
