@@ -196,3 +196,25 @@ def test_detector_data_packed_for_a_gpu_machine_trains_two_ways_and_exports(tmp_
     det = OnnxCardDetector(models).detect(cv2.imread(str(data / "val" / "images" / "val_0000.jpg")))
     assert det.xyxy.shape == (len(det), 4)
     assert (models / "card_classifier.onnx").read_bytes() == (REPO / "models" / "card_classifier.onnx").read_bytes()
+    assert not list((tmp_path / "results/ft/detector/weights").glob("*.onnx"))  # nothing written beside the input
+
+
+def test_candidate_detectors_are_the_shipped_network_with_one_class():
+    # models/candidates/: GPU-trained detectors kept to retune the pipeline against (their card says so)
+    pytest.importorskip("ultralytics")
+    sys.path.insert(0, str(REPO))
+    from tools.ultralytics_env import setup
+
+    setup()
+    from ultralytics import YOLO
+
+    folder = REPO / "models" / "candidates"
+    card = (folder / "MODEL_CARD.md").read_text()
+    weights = sorted(folder.glob("*.pt"))
+    assert weights
+    for path in weights:
+        assert path.name in card
+        model = YOLO(str(path))
+        assert model.task == "detect" and model.names == {0: "corner"}
+        out = model.model.float().eval()(__import__("torch").zeros(1, 3, 384, 640))
+        assert out[0].shape == (1, 5, 5040)  # 4 box values + 1 class score at 3 strides

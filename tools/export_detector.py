@@ -3,7 +3,7 @@
 
     python tools/export_detector.py runs/device/ft/detector/weights/best.pt --out runs/device/ft/models
 
-Copies ``--base`` (default ``models/``: classifiers, ``recognition.json``, the model card) into
+Copies the files of ``--base`` (default ``models/``: classifiers, ``recognition.json``, the model card) into
 ``--out`` and replaces its ``corner_detector.onnx`` with the checkpoint exported at the input size
 the base folder's ``recognition.json`` names, as ``tools/train.py``'s export stage does. Used to
 measure a detector trained elsewhere (``tools/device_train_detector.sh``) against the shipped one
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,10 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     from ultralytics import YOLO
 
     settings = RecognitionSettings.from_json((args.base / SETTINGS_FILE).read_text())
-    onnx_path = YOLO(str(args.weights)).export(format="onnx", imgsz=list(settings.detector_size), opset=17,
-                                               simplify=True, dynamic=False, verbose=False)
-    shutil.copytree(args.base, args.out, dirs_exist_ok=True)
-    shutil.copyfile(onnx_path, args.out / DETECTOR_FILE)
+    with tempfile.TemporaryDirectory() as tmp:  # ultralytics writes the .onnx beside the weights it reads
+        weights = Path(tmp) / "detector.pt"
+        shutil.copyfile(args.weights, weights)
+        onnx_path = YOLO(str(weights)).export(format="onnx", imgsz=list(settings.detector_size), opset=17,
+                                              simplify=True, dynamic=False, verbose=False)
+        args.out.mkdir(parents=True, exist_ok=True)
+        for path in args.base.iterdir():  # a model folder is flat (models/candidates/ stays behind)
+            if path.is_file():
+                shutil.copyfile(path, args.out / path.name)
+        shutil.copyfile(onnx_path, args.out / DETECTOR_FILE)
     print(f"{args.out / DETECTOR_FILE} from {args.weights} ({settings.detector_size[1]}x{settings.detector_size[0]})")
     return 0
 

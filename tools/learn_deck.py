@@ -229,7 +229,7 @@ def learn(samples: Sequence[CornerSample], models: Path, out: Path, work: Path, 
         format="onnx", imgsz=settings.classifier_size, opset=17, simplify=True, dynamic=True, verbose=False)
     if out.exists():
         shutil.rmtree(out)
-    shutil.copytree(models, out)
+    shutil.copytree(models, out, ignore=shutil.ignore_patterns("candidates"))  # GPU-trained checkpoints stay behind
     shutil.copyfile(onnx, out / CLASSIFIER_FILE)
     info = {"samples": len(samples), "sample_crops": n_samples, "replay_crops": n_replay,
             "head_only": head_only, "epochs": epochs, "lr": lr, "seconds": round(time.time() - t0), "base": str(models)}
