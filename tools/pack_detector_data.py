@@ -8,8 +8,9 @@ The corner detector never sees more than its input (640 px wide, ``recognition.j
 ``detector_size``): a 1280x720 frame is letterboxed to 640x360 first. So scenes shrunk to that
 width and stored as WebP (quality 75) lose nothing it could learn from, and weigh ~18 KB instead of
 ~150 KB: 1,745 scenes took 31 MiB, beside the ~26 MiB of tracked files in the 64 MiB a device call
-may carry. Labels are folded to the one class "corner" (as ``tools/train.py``'s prepare stage does). ``--budget-mb`` stops adding train
-scenes (in name order, so the same scenes on every run) once the folder would outgrow it.
+may carry. Labels are folded to the one class "corner" (as ``tools/train.py``'s prepare stage
+does). ``--budget-mb`` stops adding train scenes (in name order, so the same scenes on every run)
+once the folder would outgrow it.
 
 Writes ``OUT/{train,val}/{images,labels}``; the training side writes ``data.yaml`` with its own
 absolute path (``tools/device_train_detector.sh``).
