@@ -51,9 +51,7 @@ for spec in "$@"; do
   name=${spec%%=*} init=${spec#*=}
   # each run its own copy: ultralytics writes label caches beside the images
   mkdir -p "$work/$name"
-  cp -r "$packed" "$work/$name/det"
-  printf 'path: %s\ntrain: train/images\nval: val/images\nnames:\n  0: corner\n' "$work/$name/det" \
-    > "$work/$name/det/data.yaml"
+  cp -r "$packed" "$work/$name/det"  # train.py writes its data.yaml
   from=()
   [ "$init" = scratch ] || from=(--det-init "$(realpath "$init")")
   "$py" tools/train.py --data "$work/$name/det" --work "$work/$name" "${from[@]}" "${common[@]}" \

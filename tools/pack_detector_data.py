@@ -12,8 +12,8 @@ may carry. Labels are folded to the one class "corner" (as ``tools/train.py``'s 
 does). ``--budget-mb`` stops adding train scenes (in name order, so the same scenes on every run)
 once the folder would outgrow it.
 
-Writes ``OUT/{train,val}/{images,labels}``; the training side writes ``data.yaml`` with its own
-absolute path (``tools/device_train_detector.sh``).
+Writes ``OUT/{train,val}/{images,labels}``; ``tools/train.py`` writes ``data.yaml`` beside them, with
+their absolute path where they land (``tools/device_train_detector.sh``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tools.train import split_images  # noqa: E402
+from tools.train import corner_labels, split_images  # noqa: E402
 
 
 def pack_split(roots: list[Path], split: str, out: Path, width: int, quality: int,
@@ -56,9 +56,7 @@ def pack_split(roots: list[Path], split: str, out: Path, width: int, quality: in
         if size + len(data) > budget:
             break
         (images_out / f"{image_path.stem}.webp").write_bytes(data.tobytes())
-        rows = [ln.split() for ln in label_path.read_text().splitlines() if ln.strip()]
-        lines = [f"0 {' '.join(r[1:5])}" for r in rows if len(r) >= 5]
-        (labels_out / f"{image_path.stem}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+        (labels_out / f"{image_path.stem}.txt").write_text(corner_labels(label_path.read_text()))
         count += 1
         size += len(data)
     return count, size

@@ -124,12 +124,22 @@ def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_cor
             link = det_img / image_path.name
             if not link.exists():
                 os.symlink(image_path.resolve(), link)
-            lines = [f"0 {' '.join(parts[1:5])}" for parts in
-                     (ln.split() for ln in (label_src.read_text().splitlines() if label_src.exists() else []))
-                     if len(parts) >= 5]
-            label_dst.write_text("\n".join(lines) + ("\n" if lines else ""))  # written last: marks done
-    (work / "det" / "data.yaml").write_text(
-        f"path: {work / 'det'}\ntrain: train/images\nval: val/images\nnames:\n  0: corner\n")
+            # written last: marks done
+            label_dst.write_text(corner_labels(label_src.read_text() if label_src.exists() else ""))
+    write_detector_yaml(work / "det")
+
+
+def corner_labels(text: str) -> str:
+    """A YOLO label file's boxes, every one of the detector's single class "corner"."""
+    lines = [f"0 {' '.join(parts[1:5])}" for parts in (ln.split() for ln in text.splitlines()) if len(parts) >= 5]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def write_detector_yaml(det: Path) -> Path:
+    """The ultralytics dataset file of a one-class detector folder (train/ and val/), absolute path."""
+    path = det / "data.yaml"
+    path.write_text(f"path: {det.resolve()}\ntrain: train/images\nval: val/images\nnames:\n  0: corner\n")
+    return path
 
 
 def _negative_boxes(truth: dict, boxes: np.ndarray, per_image: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -529,6 +539,8 @@ def main(argv: list[str] | None = None) -> int:
         classifier_job = start_classifier_process(argv if argv is not None else sys.argv[1:], work)
         stages.remove("classifier")
     if "detector" in stages:
+        if not (work / "det" / "data.yaml").exists():  # a packed folder (tools/pack_detector_data.py) as det/
+            write_detector_yaml(work / "det")
         timed("detector", lambda: _train(
             "detector", work, args.det_init or detector_yaml(work), data=str(work / "det" / "data.yaml"), epochs=args.det_epochs,
             imgsz=args.det_imgsz, batch=args.det_batch, warmup_epochs=min(1, args.det_epochs), degrees=0.0,
