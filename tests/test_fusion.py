@@ -267,6 +267,29 @@ def test_a_card_read_two_ways_from_frame_to_frame_still_settles():
     assert {str(c) for c, _ in slot.alternatives} >= {"JC", "JS", "9C"}
 
 
+def test_a_doubtful_change_waits_for_the_same_cards_gone_not_for_every_other_read():
+    # A lone card lifted (no move) must hold half a window more. Meanwhile another slot's card,
+    # read otherwise by the model more and more often, settles another way: the same card is
+    # still gone, so the wait goes on instead of starting again (a fast player's next move
+    # would come first and the two changes would wait on each other).
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(_table(deal), f)
+    assert fuser.accepted is not None
+    after = dict(deal)
+    del after[(6, 0)]  # AC, alone
+    changes = []
+    for f in range(10, 40):
+        frame = dict(after)
+        frame[(0, 0)] = "5C" if f < 11 else "5S"  # settles as 5S while AC's wait runs
+        accepted = fuser.update(_table(frame), f)
+        if accepted is not None:
+            changes.append((f, str(accepted.pyramid[0][0].card), accepted.pyramid[6][0].card))
+    # a quorum (7) of frames, then half a window (5) more: once, and not later
+    assert changes == [(10 + 7 - 1 + 5, "5S", None)], changes
+
+
 def test_a_pair_with_a_card_misread_as_another_on_the_table_is_no_doubtful_change():
     # The accepted deal reads the bottom-row TC as TS, which lies on row 5 too; taking TC+3D
     # (10 + 3) must count as the pair it is, not as a lone 3D (a doubtful change waits longer).

@@ -432,3 +432,65 @@ def test_a_table_cleared_of_every_card_renders_with_hands_over_it():
         assert res.labels == [] and res.truth["pyramid_codes"] == empty["pyramid"]
         with_hands += bool(res.truth["hands"])
     assert with_hands == 0  # no card for a hand to reach for: no hand drawn
+
+
+def test_assets_packed_for_a_machine_without_the_decks_render_the_same_cards(tmp_path, monkeypatch):
+    # tools/pack_synth_assets.py: card faces and fonts travel to a GPU machine without the Debian decks
+    import importlib.util
+
+    import tools.pack_synth_assets as assets
+    from tools.synth import art, procedural
+
+    deck = procedural.make_deck(np.random.default_rng(5), writer.proc_source("train"), "aisleriot/fake")
+    folder = tmp_path / "cache" / "aisleriot__fake"
+    folder.mkdir(parents=True)
+    for code, face in deck.faces.items():
+        cv2.imwrite(str(folder / f"{code}.png"), face)
+    (folder / "meta.json").write_text(json.dumps({"index_box": list(deck.index_box), "complete": True}))
+    monkeypatch.setattr(art, "CACHE_DIR", tmp_path / "cache")
+
+    def no_svg(name):
+        raise AssertionError(f"the SVG of {name} was read")
+
+    monkeypatch.setattr(art, "element_ids", no_svg)
+    decks, fonts, size = assets.pack(tmp_path / "assets.tgz", decks=["aisleriot/fake"])
+    assert decks == 1 and fonts >= 1 and size > 0
+    faces, unpacked_fonts = assets.unpack(tmp_path / "assets.tgz", tmp_path / "there")
+    assert (faces, unpacked_fonts) == (52, fonts)
+    source = procedural.font_path(procedural.FALLBACK_FONT)
+    if importlib.util.find_spec("fontTools"):  # cut to the glyphs the decks draw
+        assert (tmp_path / "there" / "fonts" / source.name).stat().st_size < source.stat().st_size / 3
+    loaded = art.load_svg_deck("aisleriot/fake", tmp_path / "there" / "cardart")  # no SVG, no rsvg-convert
+    assert loaded.back is None and loaded.index_box == pytest.approx(deck.index_box)
+    for code in ("AS", "TD", "KH"):
+        a, b = loaded.faces[code].astype(int), deck.faces[code].astype(int)
+        assert a.shape == b.shape and np.abs(a - b).mean() < 3  # WebP q92: close, not equal
+    # the fonts found there first draw the same rank
+    stem = procedural.FALLBACK_FONT
+    here = procedural.text_mask(stem, "10", 48)
+    monkeypatch.setattr(procedural, "FONT_DIRS", [tmp_path / "there" / "fonts"])
+    for cached in (procedural.font_path, procedural._font, procedural.text_mask):
+        cached.cache_clear()
+    try:
+        assert str(procedural.font_path(stem)).startswith(str(tmp_path / "there"))
+        assert np.array_equal(procedural.text_mask(stem, "10", 48), here)
+    finally:
+        monkeypatch.undo()
+        for cached in (procedural.font_path, procedural._font, procedural.text_mask):
+            cached.cache_clear()
+
+
+def test_make_dataset_stops_at_its_time_limit_with_whole_scenes(tmp_path, capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_dataset", Path(__file__).resolve().parents[1]
+                                                  / "tools" / "make_dataset.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "ds"
+    assert mod.main(["--seed", "3", "--count", "40", "--split", "train", "--out", str(out), "--decks", "proc",
+                     "--crops", "0", "--time-limit", "0"]) == 0
+    assert "(time limit reached)" in capsys.readouterr().out
+    images = sorted((out / "train" / "images").iterdir())
+    assert 1 <= len(images) < 40
+    assert all((out / "train" / "labels" / f"{p.stem}.txt").exists() for p in images)  # whole scenes only
+    assert "IN PROGRESS" in (out / "README.txt").read_text()

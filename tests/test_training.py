@@ -218,3 +218,70 @@ def test_candidate_detectors_are_the_shipped_network_with_one_class():
         assert model.task == "detect" and model.names == {0: "corner"}
         out = model.model.float().eval()(__import__("torch").zeros(1, 3, 384, 640))
         assert out[0].shape == (1, 5, 5040)  # 4 box values + 1 class score at 3 strides
+
+
+def test_prepare_cuts_the_same_crops_in_several_processes(tmp_path):
+    # train.py --prepare-processes: a lent machine's cores cut the crops; the jitter is drawn in order
+    sys.path.insert(0, str(REPO))
+    from companion.vision.model_files import RecognitionSettings
+    from tools.train import prepare, write_tiny_dataset
+
+    data = write_tiny_dataset(tmp_path / "data", train=5, val=2)
+    settings = RecognitionSettings(detector_size=(96, 128), classifier_size=32)
+    prepare(data, tmp_path / "one", settings, 2, seed=0, limit=None)
+    prepare(data, tmp_path / "two", settings, 2, seed=0, limit=None, processes=2)
+    crops = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one" / "cls").rglob("*.jpg"))
+    assert len(crops) > 10
+    assert crops == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two" / "cls").rglob("*.jpg"))
+    assert all((tmp_path / "one" / c).read_bytes() == (tmp_path / "two" / c).read_bytes() for c in crops)
+    labels = sorted((tmp_path / "two" / "det" / "train" / "labels").glob("*.txt"))
+    assert len(labels) == 5 and {row.split()[0] for p in labels for row in p.read_text().splitlines()} == {"0"}
+
+
+def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tmp_path):
+    # tools/pack_synth_assets.py -> tools/device_train_round.sh (DEVICE=cpu, procedural decks only)
+    # -> tools/export_detector.py --classifier
+    pytest.importorskip("ultralytics")
+    import tarfile
+
+    import cv2
+
+    sys.path.insert(0, str(REPO))
+    from tools.pack_synth_assets import pack
+    from tools.train import detector_yaml
+    from tools.ultralytics_env import setup
+
+    setup()
+    from ultralytics import YOLO
+
+    pack(tmp_path / "assets.tgz", decks=[])  # fonts only: procedural decks need no SVG art
+    YOLO(str(detector_yaml(tmp_path))).save(str(tmp_path / "det.pt"))
+    YOLO("yolov8n-cls.yaml").save(str(tmp_path / "cls.pt"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false", PYTHON=sys.executable,
+               DEVICE="cpu", DECKS="proc", VAL_COUNT="2", DET_IMGSZ="64", DET_BATCH="2", CLS_BATCH="8",
+               WORK=str(tmp_path / "work"))
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", "tools/device_train_round.sh", str(tmp_path / "assets.tgz"), "3", "0.0003", str(out),
+                          str(tmp_path / "det.pt"), str(tmp_path / "cls.pt")],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    log = (out / "data.txt").read_text()
+    assert "rendered" in log and "time limit reached" in log
+    with tarfile.open(out / "results.tar") as tar:
+        names = set(tar.getnames())
+        tar.extractall(tmp_path / "results")
+    assert {"detector/weights/best.pt", "classifier/weights/best.pt"} <= names
+    assert not any(n.endswith(".jpg") for n in names)  # the scenes and crops stay there
+    models = tmp_path / "models"
+    export = subprocess.run([sys.executable, "tools/export_detector.py", str(tmp_path / "results/detector/weights/best.pt"),
+                             "--classifier", str(tmp_path / "results/classifier/weights/best.pt"), "--out", str(models)],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert export.returncode == 0, export.stdout[-2000:] + export.stderr[-2000:]
+    from companion.vision.detector import OnnxCardDetector
+
+    detector = OnnxCardDetector(models)
+    image = cv2.imread(str(next((tmp_path / "work" / "data" / "val" / "images").glob("*.jpg"))))
+    assert detector.detect(image).xyxy.shape[1] == 4
+    probs = detector.classify(image, np.array([[10, 10, 40, 60]], np.float32))
+    assert probs.shape == (1, 52)
+    assert (models / "card_classifier.onnx").read_bytes() != (REPO / "models" / "card_classifier.onnx").read_bytes()

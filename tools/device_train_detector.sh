@@ -13,28 +13,18 @@
 #
 # The runs share the CPU cores for data loading (the nets are tiny: loading, not the GPU, sets
 # the pace). Each validates every epoch on PACKED/val (held-out decks) and keeps its best epoch.
-# Made for the device tool's machines (no package registry there): wheels found in .whl/ are
-# installed to /tmp/site first, and a missing polars (only read by ultralytics to summarise
-# results.csv into the checkpoint) is replaced by a stub. Settings by environment: LR (0.002),
+# Made for the device tool's machines (no package registry there: tools/device_env.sh installs
+# the wheels carried in .whl/). Settings by environment: LR (0.002),
 # IMGSZ (640), BATCH (32), DEVICE (0; cpu for the smoke test in tests/test_training.py), WORK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 4 ] || { echo "usage: $0 PACKED HOURS OUT NAME=INIT [NAME=INIT ...]" >&2; exit 2; }
 packed=$(realpath "$1") hours=$2 out=$3
 shift 3
-py=${PYTHON:-python3}
 device=${DEVICE:-0} imgsz=${IMGSZ:-640} batch=${BATCH:-32} lr=${LR:-0.002}
 work=${WORK:-/tmp/device-detector}
-mkdir -p "$out" /tmp/site
-export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-if compgen -G ".whl/*.whl" >/dev/null; then
-  "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-fi
-if ! "$py" -c "import polars" 2>/dev/null; then
-  mkdir -p /tmp/site/polars
-  printf 'def read_csv(*args, **kwargs):\n    raise RuntimeError("polars stub: not installed")\n' \
-    > /tmp/site/polars/__init__.py
-fi
+mkdir -p "$out"
+source tools/device_env.sh
 if [ -f "$packed" ]; then  # an archive holding one folder
   rm -rf /tmp/packed-detector-data && mkdir -p /tmp/packed-detector-data
   tar -xzf "$packed" -C /tmp/packed-detector-data

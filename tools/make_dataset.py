@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--close-up", type=float, default=0.0,
                     help="share of scenes seen from near the table: cards 130..420 px wide at 1280, part of "
                          "the layout in view, like a phone photo of a few cards (default 0)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="stop after this many seconds with the scenes finished by then (a fixed-time "
+                         "round on a lent machine); scenes left are made by a later run")
     args = ap.parse_args(argv)
     if args.count < 0 or args.start < 0 or args.workers < 1:
         ap.error("--count/--start must be >= 0 and --workers >= 1")
@@ -116,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         import multiprocessing as mp
         pool = mp.get_context("spawn").Pool(args.workers, initializer=_init_worker)
         results = pool.imap_unordered(_work, jobs, chunksize=4)
+    stopped = False
     for _, state in results:
+        if args.time_limit is not None and time.time() - t0 > args.time_limit:
+            stopped = True  # scenes in flight are dropped: an image is written last, so none is half made
+            break
         if state == "done":
             done += 1
         else:
@@ -128,9 +135,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{done + skipped}/{len(jobs)} ({done} new, {rate:.2f} scenes/s)", flush=True)
             update_readme(out, args.split, args.seed, args.start, args.count, done, skipped, now - t0,
                           False, **opts)
+    if args.workers > 1:
+        pool.terminate()
+        pool.join()
     secs = time.time() - t0
-    update_readme(out, args.split, args.seed, args.start, args.count, done, skipped, secs, True, **opts)
-    print(f"{args.split}: {done} scenes rendered, {skipped} skipped in {secs:.1f} s "
+    update_readme(out, args.split, args.seed, args.start, args.count, done, skipped, secs, not stopped, **opts)
+    print(f"{args.split}: {done} scenes rendered, {skipped} skipped in {secs:.1f} s"
+          f"{' (time limit reached)' if stopped else ''} "
           f"({done / max(secs, 1e-6):.2f} scenes/s with {args.workers} worker(s)); config {yaml}")
     return 0
 

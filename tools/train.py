@@ -28,6 +28,7 @@ import shutil
 import sys
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -76,16 +77,13 @@ def split_images(data: Path, split: str) -> list[Path]:
 
 
 def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_corner: int, seed: int,
-            limit: int | None, val_data: Path | None = None) -> None:
+            limit: int | None, val_data: Path | None = None, processes: int = 1) -> None:
     """Detector dataset (one class) and classifier crops; resumable per image.
 
     Takes the scenes present now (a dataset still being generated can be used: an image file
-    appears only when its scene is complete); a later call adds the new ones.
+    appears only when its scene is complete); a later call adds the new ones. ``processes`` > 1
+    cuts the images in parallel (a lent machine's many cores): the same files either way.
     """
-    import cv2
-
-    from companion.vision.detector import corner_crop
-
     rng = np.random.default_rng(seed)
     for split in ("train", "val"):
         root = val_data if (split == "val" and val_data is not None) else data
@@ -98,35 +96,54 @@ def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_cor
         for i in range(len(CARD_CODES)):
             (work / "cls" / split / cls_folder(i)).mkdir(parents=True, exist_ok=True)
         n_crops = crops_per_corner if split == "train" else 1
+        jobs = []
         for image_path in images:
-            label_src = root / split / "labels" / (image_path.stem + ".txt")
-            label_dst = det_lab / (image_path.stem + ".txt")
             # Draw the jitter for every image, done or not, so a resumed run makes the same crops.
             jitter = rng.random((256, n_crops, 4))
-            if label_dst.exists():
-                continue
-            image = cv2.imread(str(image_path))
-            if image is None:
-                print(f"warning: unreadable image {image_path}, skipped", file=sys.stderr)
-                continue
-            h, w = image.shape[:2]
-            classes, boxes = read_labels(label_src, w, h)
-            for k, (c, box) in enumerate(zip(classes, boxes)):
-                for j in range(n_crops):
-                    u = jitter[k % 256, j]
-                    if split == "train":  # detector boxes are a little off: teach the classifier that
-                        margin, shift, angle = crop_jitter(u, settings.crop_margin)
-                    else:
-                        margin, shift, angle = settings.crop_margin, (0.0, 0.0), 0.0
-                    crop = corner_crop(image, box, margin, settings.classifier_size, shift, angle)
-                    out = work / "cls" / split / cls_folder(int(c)) / f"{image_path.stem}_{k}_{j}.jpg"
-                    cv2.imwrite(str(out), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
-            link = det_img / image_path.name
-            if not link.exists():
-                os.symlink(image_path.resolve(), link)
-            # written last: marks done
-            label_dst.write_text(corner_labels(label_src.read_text() if label_src.exists() else ""))
+            if not (det_lab / (image_path.stem + ".txt")).exists():
+                jobs.append((image_path, root / split / "labels" / (image_path.stem + ".txt"), jitter))
+        one = partial(_prepare_image, work=work, split=split, settings=settings)
+        if processes > 1 and len(jobs) > 1:
+            import multiprocessing as mp
+
+            with mp.get_context("spawn").Pool(processes) as pool:
+                for _ in pool.imap_unordered(one, jobs, chunksize=8):
+                    pass
+        else:
+            for job in jobs:
+                one(job)
     write_detector_yaml(work / "det")
+
+
+def _prepare_image(job: tuple[Path, Path, np.ndarray], work: Path, split: str, settings: RecognitionSettings) -> None:
+    """One scene's classifier crops, detector image link and single-class labels (written last)."""
+    import cv2
+
+    from companion.vision.detector import corner_crop
+
+    image_path, label_src, jitter = job
+    det_img, label_dst = work / "det" / split / "images", work / "det" / split / "labels" / (image_path.stem + ".txt")
+    image = cv2.imread(str(image_path))
+    if image is None:
+        print(f"warning: unreadable image {image_path}, skipped", file=sys.stderr)
+        return
+    h, w = image.shape[:2]
+    classes, boxes = read_labels(label_src, w, h)
+    for k, (c, box) in enumerate(zip(classes, boxes)):
+        for j in range(jitter.shape[1]):
+            u = jitter[k % 256, j]
+            if split == "train":  # detector boxes are a little off: teach the classifier that
+                margin, shift, angle = crop_jitter(u, settings.crop_margin)
+            else:
+                margin, shift, angle = settings.crop_margin, (0.0, 0.0), 0.0
+            crop = corner_crop(image, box, margin, settings.classifier_size, shift, angle)
+            out = work / "cls" / split / cls_folder(int(c)) / f"{image_path.stem}_{k}_{j}.jpg"
+            cv2.imwrite(str(out), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    link = det_img / image_path.name
+    if not link.exists():
+        os.symlink(image_path.resolve(), link)
+    # written last: marks done
+    label_dst.write_text(corner_labels(label_src.read_text() if label_src.exists() else ""))
 
 
 def corner_labels(text: str) -> str:
@@ -472,6 +489,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--det-time", type=float,
                    help="train the detector for this many hours instead of a fixed epoch count (ultralytics' "
                         "time budget; --det-epochs is then only the first guess)")
+    p.add_argument("--prepare-processes", type=int, default=1,
+                   help="cut classifier crops in this many processes (the same crops either way)")
+    p.add_argument("--cls-time", type=float,
+                   help="classifier: hours to train, best epoch kept (ultralytics' time budget; "
+                        "--cls-epochs is then only the first guess)")
     p.add_argument("--tiny", action="store_true", help="end-to-end smoke run on throw-away drawn data")
     p.add_argument("--work", type=Path, help="work folder (default runs/recognition/NAME or .../tiny)")
     p.add_argument("--serial", action="store_true",
@@ -529,7 +551,8 @@ def main(argv: list[str] | None = None) -> int:
     common = dict(workers=args.workers, device=args.device, amp=False)
     if "prepare" in stages:
         timed("prepare", lambda: prepare(data, work, settings, args.crops, seed=0, limit=args.limit,
-                                                  val_data=args.val_data and args.val_data.resolve()))
+                                         val_data=args.val_data and args.val_data.resolve(),
+                                         processes=args.prepare_processes))
         if args.negatives > 0:
             timed("prepare", lambda: prepare_negatives(data, work, settings, args.negatives, seed=0, limit=args.limit,
                                                        val_data=args.val_data and args.val_data.resolve()))
@@ -557,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
             imgsz=args.cls_imgsz, batch=args.cls_batch, fliplr=0.0, scale=0.2, erasing=0.1, auto_augment=None,
             # 'auto' picks AdamW at lr 0.00018 for 52 classes: far too slow for a few epochs from scratch
             optimizer="AdamW", lr0=args.cls_lr, cache="ram", warmup_epochs=min(1, args.cls_epochs), val=True,
-            **common))
+            **({"time": args.cls_time} if args.cls_time else {}), **common))
         info["classifier_metrics"] = last_metrics(work / "classifier")
     if classifier_job is not None:
         code = classifier_job.wait()

@@ -58,8 +58,10 @@ was is no change). A change that only takes cards away, and not as a move
 would (a lone card that is no king, two cards that do not make a pair: a hand
 resting on them, or the first card of a pair lifted) must hold ``K // 2``
 frames more; an illegal removal lasts that long (the person looks, puts the
-cards back), a hand passing does not. ``rules`` gives the card values and the
-pair sum (a 52-card deck by default).
+cards back), a hand passing does not. The wait is for the same cards gone: a
+misread slot or a waste read settling another way meanwhile does not start it
+again (with a fast player the next move came first, and the table was lost).
+``rules`` gives the card values and the pair sum (a 52-card deck by default).
 
 ``LayoutFuser.for_fps(fps)`` sizes the window as one second of any video.
 
@@ -128,8 +130,9 @@ class LayoutFuser:
         #: The last group of more than ``max_removed`` vanished cards, and for how many frames.
         self._group: frozenset = frozenset()
         self._group_run = 0
-        #: A doubtful settled change waiting to hold longer (see ``_doubtful``), and for how long.
-        self._pending: Optional[tuple] = None
+        #: The slots a doubtful settled change empties, waiting to hold longer (see ``_doubtful``),
+        #: and for how long.
+        self._pending: Optional[frozenset] = None
         self._pending_run = 0
         self.skipped = 0
         #: The last frame each card was read in (skipped frames too): the order cards vanished
@@ -204,8 +207,11 @@ class LayoutFuser:
             # Cards gone that no move takes away together (a lone card that is no king, two that
             # do not make a pair: a hand resting on them, or the first card of a pair lifted):
             # an illegal removal stays that way for long, so it must hold half a window more.
-            if self._pending != settled:
-                self._pending, self._pending_run = settled, 0
+            # The same cards gone (a misread elsewhere or a flickering waste read settling
+            # another way does not start the wait again; a card coming back does).
+            gone = self._gone_slots(settled)
+            if self._pending != gone:
+                self._pending, self._pending_run = gone, 0
             self._pending_run += 1
             if self._pending_run <= self.k // 2:
                 return None
@@ -282,6 +288,15 @@ class LayoutFuser:
             return False
         return not ((len(gone) == 1 and self.rules.is_king(gone[0]))
                     or (len(gone) == 2 and self.rules.pairs(*gone)))
+
+    def _gone_slots(self, settled: tuple) -> frozenset:
+        """What a settled change takes away: the slots of accepted pyramid cards it empties, and
+        the accepted waste tops no longer on top (not what the new tops read as)."""
+        old = _key(self.accepted)
+        tops = settled[-1][0]
+        return (frozenset(p for p, (a, b) in enumerate(zip(old[:-1], settled[:-1]))
+                          if a is not None and b is None)
+                | frozenset(("waste", a) for a in old[-1][0] if a is not None and a not in tops))
 
     def _settled(self) -> Optional[tuple]:
         """Each position's value held by a quorum of the window, or None while one has none.

@@ -246,14 +246,23 @@ def _index_overrides() -> dict[str, list[float]]:
 def load_svg_deck(deck: str, cache_dir: Path = CACHE_DIR) -> DeckArt:
     """Render (if needed) and load all 52 faces and the back of an SVG deck."""
     folder = cache_dir / deck.replace("/", "__")
-    ids = element_ids(deck)
-    missing = [c for c in CARD_CODES if c not in ids]
-    if missing:
-        raise ArtError(f"deck {deck!r} lacks elements for {len(missing)} cards, e.g. {missing[:3]}")
-    faces = {code: _read_rgba(render_card(deck, code, folder / f"{code}.png")) for code in CARD_CODES}
-    back = _read_rgba(render_card(deck, "BACK", folder / "BACK.png")) if "BACK" in ids else None
     meta_path = folder / "meta.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    if meta.get("complete") and all((folder / f"{c}.png").exists() for c in CARD_CODES):
+        # Every face rendered before: the SVG is not read, so a machine without the Debian decks
+        # (a lent GPU machine, tools/pack_synth_assets.py) renders scenes from the cache alone.
+        faces = {code: _read_rgba(folder / f"{code}.png") for code in CARD_CODES}
+        back = _read_rgba(folder / "BACK.png") if (folder / "BACK.png").exists() else None
+    else:
+        ids = element_ids(deck)
+        missing = [c for c in CARD_CODES if c not in ids]
+        if missing:
+            raise ArtError(f"deck {deck!r} lacks elements for {len(missing)} cards, e.g. {missing[:3]}")
+        faces = {code: _read_rgba(render_card(deck, code, folder / f"{code}.png")) for code in CARD_CODES}
+        back = _read_rgba(render_card(deck, "BACK", folder / "BACK.png")) if "BACK" in ids else None
+        if not meta.get("complete"):
+            meta["complete"] = True  # faces and back (if the deck has one) all on disk
+            meta_path.write_text(json.dumps(meta))
     override = _index_overrides().get(deck)
     if override:
         meta["index_box"] = override

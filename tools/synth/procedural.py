@@ -16,6 +16,7 @@ shape renders are cached (``lru_cache``): a deck builds in a few tens of ms.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +27,8 @@ import numpy as np
 from companion.cards import CARD_CODES, Card
 from tools.synth.art import ART_WIDTH, DeckArt
 
-FONT_DIRS = [Path("/usr/share/fonts")]
+# SYNTH_FONT_DIRS (os.pathsep list) is searched first: fonts carried to a machine without them
+FONT_DIRS = [Path(d) for d in os.environ.get("SYNTH_FONT_DIRS", "").split(os.pathsep) if d] + [Path("/usr/share/fonts")]
 SUIT_CHARS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
 RANK_TEXT = {1: "A", 10: "10", 11: "J", 12: "Q", 13: "K"}
 # pip centres (fractions of the pip area) for 2..10
