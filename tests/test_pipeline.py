@@ -357,3 +357,48 @@ def test_a_second_index_read_on_the_slot_covering_its_corner_is_its_cards(mode):
         assert winner[node[(2, 0)]] == 6 and winner[node[(3, 1)]] == -1
     else:  # a card of its own after all
         assert winner[node[(3, 1)]] == 6 and winner[node[(2, 0)]] == -1
+
+
+def test_second_indices_of_bottom_cards_under_a_hand_name_them_not_the_waste():
+    # A hand over the pyramid hides the top-left indices of two neighbouring bottom-row cards and
+    # every card they lie on: nothing read says those cards are there, but their second indices
+    # lie right where such indices lie. They name their slots; the waste stays the waste.
+    truth = synth_truth(np.random.default_rng(5))
+    hidden = {"pyramid:5:1", "pyramid:5:2", "pyramid:5:3"}
+    truth["labels"] = [l for l in truth["labels"] if l["where"] not in hidden
+                       and not (l["where"] in ("pyramid:6:2", "pyramid:6:3") and l["which"] != "br")]
+    layout = LayoutPipeline(track=False).read(clean(truth)).layout  # a still
+    assert [str(layout.pyramid[6][i].card) for i in (2, 3)] == truth["pyramid_codes"][6][2:4]
+    assert [str(c) for c in layout.waste[0]] == truth["waste"][0]["cards"]
+    assert all(layout.pyramid[5][i].card is None for i in (1, 2, 3))
+    # Following a video, fusion judges the hand: the two slots stay unread in the frame.
+    followed = LayoutPipeline().read(clean(truth)).layout
+    assert followed.pyramid[6][2].card is None and followed.pyramid[6][3].card is None
+
+
+@pytest.mark.parametrize("look_alike", [True, False])
+def test_a_look_alike_read_where_a_bottom_cards_second_index_lies_is_that_index(look_alike):
+    # KS's second index read as KC lies below the pyramid, where the waste may lie too; with the
+    # waste's top card one index offset down-right of it, it passed for a card over that top. A
+    # read there of the card's rank or suit is its index misread; a card of neither is a waste
+    # card lying over that corner, and stays the waste.
+    truth = synth_truth(np.random.default_rng(3), waste_cards=1)
+    card = Card.parse(truth["pyramid_codes"][6][3])
+    tl = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:3" and l["which"] != "br")
+    br = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:6:3" and l["which"] == "br")
+    step = np.subtract(br, tl)
+    top = truth["waste"][0]["top"]
+    waste_tl = next(l["box"] for l in truth["labels"] if l["where"].startswith("waste") and l["which"] != "br")
+    shift = np.add(br, step if look_alike else 0) - np.asarray(waste_tl)  # waste top below the index / on it
+    for lab in truth["labels"]:
+        if lab["where"].startswith("waste"):
+            lab["box"] = list(np.add(lab["box"], shift))
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"] == "pyramid:6:3" and l["which"] == "br")]
+    dets = clean(truth)
+    dealt = {c for row in truth["pyramid_codes"] for c in row} | {top}
+    if look_alike:
+        other = next(str(Card(card.rank, s)) for s in "CDHS" if str(Card(card.rank, s)) not in dealt)
+        dets = with_det(dets, br, other, 0.5)
+    layout = LayoutPipeline().read(dets).layout
+    assert [str(c) for c in layout.waste[0]] == [top]
+    assert layout.pyramid[6][3].card == card

@@ -27,8 +27,10 @@ WASTE_MIN_SCORE = 0.35
 SECOND_INDEX_NEAR = 0.45
 
 
-def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray
-             ) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
+def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray,
+                   held: Optional[list[Optional[Card]]] = None,
+                   ) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
+    """``held``: each pyramid node's card (None: empty), when known."""
     last = rules.rows - 1
     half = last / 2
     centre = last / 2 if rules.inverted else 0.0
@@ -39,7 +41,9 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
     below, right, stray = [], [], []
     for j in off:
         u, v = uv[j]
-        if v > waste_floor and abs(u - centre) <= half + 3.5:
+        if held is not None and _misread_second_index(rules, reads[j], uv[j], br_off, held):
+            stray.append(j)
+        elif v > waste_floor and abs(u - centre) <= half + 3.5:
             if reads[j].score >= WASTE_MIN_SCORE:
                 below.append(j)
             else:
@@ -99,6 +103,23 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
     cells: list[Optional[CardRead]] = list(dedupe_cards(reads, sorted(right, key=lambda j: uv[j][1])))
     cells = cells[: max(rules.free_cells, 0)] + [None] * max(0, rules.free_cells - len(cells))
     return waste, cells, reserve, stray
+
+
+def _misread_second_index(rules: Rules, read: CardRead, at: np.ndarray, br_off: np.ndarray,
+                          held: list[Optional[Card]]) -> bool:
+    """Whether a read lies where a lowest-row card's second index lies and names a look-alike of
+    that card (its rank with another suit, its suit with another rank): the index misread (KS's
+    read as KC), not the waste. Taken for a waste card it would also put the real top card under
+    it. A card of neither rank nor suit lying there is a waste card over that corner (rendered
+    val, 2 x 300 scenes: waste tops 4 more right, none lost)."""
+    _, uv = pyramid_nodes(rules.rows, rules.inverted)
+    low = np.flatnonzero(uv[:, 1] == uv[:, 1].max())
+    for m in low:
+        card = held[m] if m < len(held) else None
+        if (card is not None and card != read.card and (card.rank == read.card.rank or card.suit == read.card.suit)
+                and np.hypot(*(uv[m] + np.asarray(br_off, float) - at)) < SECOND_INDEX_NEAR):
+            return True
+    return False
 
 
 def _second_index_places(rules: Rules, br_off: np.ndarray) -> np.ndarray:

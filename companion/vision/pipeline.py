@@ -256,7 +256,10 @@ class LayoutPipeline(SecondLooks):
         used = np.zeros(n, bool)
         used[[j for j in winner if j >= 0]] = True
         used[second >= 0] = True
-        place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov)
+        # Following a video, a lowest-row card whose first index a hand hides is left to fusion
+        # (a resting hand's cue: its neighbours vanish too; placed by their second indices, the
+        # one card left unseen passed for an illegal removal after a window).
+        place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov, lowest_by_place=not self.follows)
         if self.expected is not None and self.expected.rows == rules.rows:
             home_second_indices(self.expected, reads, winner, used, uv, br_off, nodes_ri, nodes_uv)
         # A read of a card on the pyramid lying near where that card's second index lies is that
@@ -268,7 +271,8 @@ class LayoutPipeline(SecondLooks):
                 used[j] = True
         # Off the lattice: waste, cells, reserve.
         off = [j for j in range(n) if not used[j] and (ids[j] < 0 or winner[ids[j]] != j)]
-        waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off)
+        held = [reads[w].card if w >= 0 else None for w in winner]
+        waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off, held)
         # A waste pile read as one card that the pyramid shows by a surer read: most often the
         # stock's back or the table read as a card. Not the waste, and no "seen twice" anomaly (which
         # makes fusion skip the frame: a rendered game went 8 s without a stable view).

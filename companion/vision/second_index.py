@@ -149,12 +149,14 @@ def cross_second_indices(reads: list[CardRead], uv: np.ndarray, on_br: list[list
 
 
 def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: np.ndarray, ids: np.ndarray,
-                   uv: np.ndarray, br_off: np.ndarray, cov: tuple) -> None:
+                   uv: np.ndarray, br_off: np.ndarray, cov: tuple, lowest_by_place: bool = True) -> None:
     """A lone second index (its card's first index was missed) names the card of the slot it belongs to.
 
     Candidates: reads off the lattice, and reads on a slot whose covered
     cards are missing (impossible for a card, natural for a second index
-    falling onto the cleared part of the pyramid).
+    falling onto the cleared part of the pyramid). ``lowest_by_place``: a lowest-row card's
+    second index is taken by its place alone when no read shows the cards under it (see
+    ``_place_orphan``).
     """
     _, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
     n_nodes = len(nodes_uv)
@@ -170,34 +172,56 @@ def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: 
         if j >= 0 and any(winner[c] < 0 for c in cov[node]):
             cand.append(j)
     cand += [j for j in range(len(reads)) if not used[j] and ids[j] < 0]
-    for j in cand:
-        if any(k != j and reads[k].card is reads[j].card and np.hypot(*(uv[k] - uv[j] - br_off)) < 0.5
-               for k in range(len(reads))):
-            continue  # its own second index lies down-right of it: a first index (a waste card)
-        target = uv[j] - br_off
-        d = np.hypot(*(nodes_uv - target).T)
-        m = int(np.argmin(d))
-        # The card on m's bottom-right corner would hide this index, unless that card is this very
-        # read, taken for a card of its own on the slot where m's second index falls (rows dealt a
-        # row apart), and no card lies on that slot: a card lying on it says the slot holds a card.
-        if d[m] > 0.5 or winner[m] >= 0:
-            continue
-        br = br_cover[m]
-        if br >= 0 and winner[br] >= 0:
-            # (and it must lie close to where m's second index lies)
-            if winner[br] != j or any(winner[o] >= 0 for o in over[br]) or d[m] > OWN_SLOT_TOL:
-                continue
-        if any(winner[c] < 0 for c in cov[m]):
-            continue
-        card = reads[j].card
-        home = [node for node in range(n_nodes) if winner[node] == j]
-        if card in placed and not home:
-            continue
-        for node in home:
-            winner[node] = -1
-        winner[m] = j
-        used[j] = True
-        placed.add(card)
+    # A placed index can show that a card it lies on is there, hidden: go again while one is placed.
+    while cand:
+        left = [j for j in cand if not _place_orphan(j, reads, winner, used, uv, br_off, cov, nodes_uv, br_cover,
+                                                     over, placed, lowest_by_place)]
+        if len(left) == len(cand):
+            break
+        cand = left
+
+
+def _place_orphan(j: int, reads: list[CardRead], winner: list[int], used: np.ndarray, uv: np.ndarray,
+                  br_off: np.ndarray, cov: tuple, nodes_uv: np.ndarray, br_cover: tuple, over: tuple,
+                  placed: set, lowest_by_place: bool = True) -> bool:
+    """Give read ``j`` to the slot whose second index it is (see ``place_orphans``); True if given."""
+    n_nodes = len(nodes_uv)
+    if any(k != j and reads[k].card is reads[j].card and np.hypot(*(uv[k] - uv[j] - br_off)) < 0.5
+           for k in range(len(reads))):
+        return False  # its own second index lies down-right of it: a first index (a waste card)
+    target = uv[j] - br_off
+    d = np.hypot(*(nodes_uv - target).T)
+    m = int(np.argmin(d))
+    # The card on m's bottom-right corner would hide this index, unless that card is this very
+    # read, taken for a card of its own on the slot where m's second index falls (rows dealt a
+    # row apart), and no card lies on that slot: a card lying on it says the slot holds a card.
+    if d[m] > 0.5 or winner[m] >= 0:
+        return False
+    br = br_cover[m]
+    if br >= 0 and winner[br] >= 0:
+        # (and it must lie close to where m's second index lies)
+        if winner[br] != j or any(winner[o] >= 0 for o in over[br]) or d[m] > OWN_SLOT_TOL:
+            return False
+    # A card lies on the cards it covers: with one of them gone it is gone too (the pyramid is
+    # cleared there, and the read is a card of its own). Unless another card read lying on
+    # that one says it is there, only hidden (a hand over the pyramid, a read missed); or m is a
+    # lowest-row card and the read lies right where its second index does: there it is that
+    # index far more often than a waste card lying exactly so (rendered val, 300 scenes: slots
+    # right 84.9 -> 85.5%, hands 71.8 -> 73.6%, waste tops 63.7 -> 64.3%, no deal lost).
+    lowest = lowest_by_place and not over[m]
+    if not (lowest and d[m] <= OWN_SLOT_TOL) and any(
+            winner[c] < 0 and not any(winner[o] >= 0 for o in over[c] if o != m) for c in cov[m]):
+        return False
+    card = reads[j].card
+    home = [node for node in range(n_nodes) if winner[node] == j]
+    if card in placed and not home:
+        return False
+    for node in home:
+        winner[node] = -1
+    winner[m] = j
+    used[j] = True
+    placed.add(card)
+    return True
 
 
 def home_second_indices(expected, reads: list[CardRead], winner: list[int], used: np.ndarray,
