@@ -355,3 +355,44 @@ def test_a_card_voted_onto_two_slots_stays_where_most_frames_put_it():
     assert len(codes) == len(set(codes))
     assert str(accepted.pyramid[3][1].card) == a
     assert str(accepted.pyramid[5][1].card) == b
+
+
+def _with_waste(layout, *cards):
+    from dataclasses import replace as dc_replace
+
+    from companion.cards import Card
+    return dc_replace(layout, waste=(tuple(Card.parse(c) for c in cards),))
+
+
+def _waste_run(tops, k=10):
+    """Frames of the deal with the waste top of each frame; the frames where a change is accepted."""
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(k)
+    changes = []
+    for f, top in enumerate(tops):
+        table = _table(deal)
+        if top is not None:
+            table = _with_waste(table, top)
+        accepted = fuser.update(table, f)
+        if accepted is not None:
+            changes.append((f, str(accepted.waste_tops()[0])))
+    return changes
+
+
+def test_a_waste_top_showing_the_card_it_covered_again_is_a_removal_not_a_draw():
+    # 3H drawn, then 9H on it; the camera then reads 3H on top again: 9H taken alone (or 9H
+    # misread for a while), no draw. As any lone removal it must hold half a window more.
+    tops = ["3H"] * 10 + ["9H"] * 10 + ["3H"] * 20
+    changes = _waste_run(tops)
+    assert changes[:2] == [(6, "3H"), (16, "9H")], changes
+    assert changes[2] == (20 + 7 - 1 + 5, "3H"), changes
+    # a new card drawn is accepted without the wait
+    tops = ["3H"] * 10 + ["9H"] * 10 + ["4S"] * 20
+    assert _waste_run(tops)[2] == (20 + 7 - 1, "4S")
+
+
+def test_a_card_drawn_again_after_the_waste_was_turned_over_is_a_draw():
+    # the pile seen empty (recycled into the stock): its old tops no longer lie beneath
+    tops = ["3H"] * 10 + ["9H"] * 10 + [None] * 20 + ["3H"] * 20
+    changes = _waste_run(tops)
+    assert changes[-1] == (40 + 7 - 1, "3H"), changes

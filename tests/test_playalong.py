@@ -946,3 +946,71 @@ def test_deal_misread_is_corrected_by_a_reading_seen_in_an_earlier_view():
     events = f.feed(layout_of(truth.apply(Move.remove(king)), frame=20))
     assert [e.kind for e in events] == ["check", "move"] and "the deal was misread" in events[0].text
     assert f.moves == (Move.remove(king),) and f.game.deal.pyramid[21 + i] is king
+
+
+def test_lone_card_verdict_waits_while_the_view_is_blocked():
+    # A hand over the table (several other cards unread in this very frame) hides whether the
+    # card came back or the pair was completed: the verdict waits as for a partner out of
+    # sight, also once the view is clear again (up to the same limit).
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
+                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
+    layout = layout_of(truth, frame=30)
+    f.feed(_without(layout, {lone}))
+    others = sorted((c for c in layout.visible_cards() if c is not lone), key=str)
+    due = 30 + int(f.lone_s * f.fps) + 1
+    blocked = {c: (due - 5 if i < len(others) // 2 else due) for i, c in enumerate(others)}
+    assert f.tick(due, blocked) == [] and f.status == "pending"
+    clear = {c: due + 2 for c in others}
+    assert f.tick(due + 2, clear) == []  # blocked meanwhile: waits on
+    late = 30 + int(2 * f.lone_s * f.fps) + 1
+    events = f.tick(late, {c: late for c in others})
+    assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text and f.moves == ()
+
+
+def test_one_or_two_cards_unread_do_not_block_the_view():
+    # a model's occasional miss is no hand over the table: the verdict comes on time
+    rules, truth, f = setup("classic", 19)
+    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
+                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
+    layout = layout_of(truth, frame=30)
+    f.feed(_without(layout, {lone}))
+    others = sorted((c for c in layout.visible_cards() if c is not lone), key=str)
+    due = 30 + int(f.lone_s * f.fps) + 1
+    seen = {c: (due - 1 if i < 2 else due) for i, c in enumerate(others)}
+    events = f.tick(due, seen)
+    assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text
+
+
+def _phantom_on_an_emptied_slot():
+    """A follower that recorded a pyramid pair, the table after it, and a stock card read on
+    one of the emptied slots."""
+    rules, truth, f = setup("classic", 19)
+    pair = next((m for m in truth.legal_moves() if m.kind == "remove" and len(m.cards) == 2
+                 and all(c in truth.pyramid for c in m.cards)), None)
+    if pair is None:
+        pytest.skip("no pyramid pair on this deal")
+    after = truth.apply(pair)
+    assert [e.kind for e in f.feed(layout_of(after, frame=5))] == ["move"]
+    layout = layout_of(after, frame=20)
+    slot = truth.pyramid.index(pair.cards[0])
+    r = next(r for r in range(len(layout.pyramid)) if slot < (r + 1) * (r + 2) // 2)
+    stock_card = next(c for c in truth.stock if c is not None)
+    return rules, after, f, layout.with_slot(r, slot - r * (r + 1) // 2, SlotReading.known(stock_card))
+
+
+def test_stock_card_read_on_an_empty_slot_is_a_check_not_an_illegal_move():
+    # A card read on a slot the game has empty that no move can have put there (a card of the
+    # stock, never on the table, not removed): the eye's doing. Ask, don't accuse.
+    rules, after, f, phantom = _phantom_on_an_emptied_slot()
+    events = f.feed(phantom)
+    assert [e.kind for e in events] == ["check"] and "the game has no card there" in events[0].text
+    assert f.status == "check" and len(f.moves) == 1
+    assert f.feed(layout_of(after, frame=30)) == []  # the reading gone: fine again
+
+
+def test_stock_card_on_an_empty_slot_does_not_hide_an_illegal_removal():
+    rules, after, f, phantom = _phantom_on_an_emptied_slot()
+    a, b = _exposed_pair(after, rules, legal=False)
+    events = f.feed(replace(_without(phantom, {a, b}), frame=25))
+    assert [e.kind for e in events] == ["illegal"]

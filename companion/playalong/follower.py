@@ -283,10 +283,26 @@ class Follower:
                 self._lone = lone_card(self.rules, state, obs, gone, text)
                 self.status = "pending"
                 return new
+            phantoms = [] if wrong else phantom_cards(state, fixed)
+            if phantoms and legal_removal(state, fixed, [k[0] for k, _ in phantoms]):
+                # a card read on a slot the game has empty, and which no move could have put
+                # there (no removed card put back, none moved from elsewhere on the table: a
+                # card of the stock): the eye's doing, not the person's. With no illegal
+                # removal besides (the cards gone, if any, make a legal move), ask, don't
+                # accuse; the next views decide (the reading gone, or what the person did).
+                for key, text in phantoms:
+                    if key not in self._said_checks:
+                        self._said_checks.add(key)
+                        new.append(Event(obs.frame, CHECK, text))
+                self._lone = lone
+                self._last_illegal = None
+                self.status = "check"
+                self.events.extend(new)
+                return new
             if lone is None and not wrong and waste_unread(state, obs):
                 # a waste pile seen empty where a card lies beneath its top: taking the top shows
                 # that card, so the camera missed it; the next view decides, or ``lone_s`` from now
-                self._lone = LoneCard(obs.frame, text)
+                self._lone = LoneCard(obs.frame, text, watched=tuple(sorted(obs.visible(), key=str)))
                 self.status = "pending"
                 return new
             self.status = "illegal"
@@ -352,6 +368,8 @@ class Follower:
         card may as well have been paired with a stock card turned out of sight (a rendered game:
         "JS removed alone" said while JS+2C had been played behind the hand). The next view
         decides: the card back (illegal, said then) or the table moving on (the guess stands)."""
+        if self._lone is not None and not self._lone.blocked and self._lone.view_blocked(frame, sightings):
+            self._lone = replace(self._lone, blocked=True)
         if self._lone is None or not self._lone.due(frame, self.fps, self.lone_s, sightings):
             return []
         if self._pending is not None and self._pending_guess:
@@ -593,6 +611,37 @@ class Follower:
             "waste": waste,
             "result": state.result,
         }
+
+
+def phantom_cards(state: Any, obs: Observation) -> list[tuple]:
+    """``((slot, card), text)`` for each pyramid slot the game has empty that reads a card no
+    move can have put there: not removed (put back), not on the table elsewhere (moved by
+    hand), so a card of the stock or one never seen: a misread (the corner of the card
+    beneath, a glare)."""
+    expected = expected_pyramid(state)
+    on_table = {c for c in state.pyramid if c is not None} | {c for p in state.waste for c in p if c is not None}
+    removed = state.removed
+    return [((s, got), f"check {slot_name(s)}: the camera reads {got}, the game has no card there")
+            for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
+            if exp is None and got is not None and got not in removed and got not in on_table]
+
+
+def legal_removal(state: Any, obs: Observation, slots: list[int]) -> bool:
+    """With ``slots`` read as the game has them (empty), the open cards gone are none, or one
+    legal removal (a king, a pair making the sum)."""
+    pyramid = list(obs.pyramid)
+    for s in slots:
+        pyramid[s] = None
+    seen = obs.with_pyramid(tuple(pyramid)).visible()
+    vanished = [c for c in open_cards(state) if c not in seen]
+    if not vanished:
+        return True
+    if len(vanished) > 2:
+        return False
+    try:
+        return not state.why_illegal(Move.remove(*vanished))
+    except Exception:  # noqa: BLE001 - no such move at all
+        return False
 
 
 def still_gone(state: Any, before: Observation, now: Observation) -> bool:

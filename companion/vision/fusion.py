@@ -134,6 +134,9 @@ class LayoutFuser:
         #: and for how long.
         self._pending: Optional[frozenset] = None
         self._pending_run = 0
+        #: Per waste pile, the earlier accepted tops still beneath the accepted one (oldest
+        #: first): such a card showing on top again is the top taken, not a draw (``_doubtful``).
+        self._beneath: list[list] = []
         self.skipped = 0
         #: The last frame each card was read in (skipped frames too): the order cards vanished
         #: in, for a view that hid several moves (``extra["last_seen"]`` of accepted layouts).
@@ -157,6 +160,7 @@ class LayoutFuser:
         self._cue_run = 0
         self._group, self._group_run = frozenset(), 0
         self._pending, self._pending_run = None, 0
+        self._beneath = []
         self._anomaly_counts.clear()
         self._lost_run = 0
         self.last_seen.clear()
@@ -216,6 +220,7 @@ class LayoutFuser:
             if self._pending_run <= self.k // 2:
                 return None
         self._pending, self._pending_run = None, 0
+        self._note_beneath(settled[-1][0])
         self.accepted = self._build(settled, frame)
         if self.pipeline is not None:
             self.pipeline.expected = self.accepted
@@ -236,6 +241,26 @@ class LayoutFuser:
         for pile in layout.waste:
             for c in pile:
                 self.last_seen[c] = frame
+
+    def _note_beneath(self, tops: tuple) -> None:
+        """Keep each waste pile's earlier tops (``_beneath``) as a new layout is accepted: a new
+        card drawn covers the old top; an earlier top showing again means the cards above it
+        were taken; a pile seen empty (taken, or turned over into the stock) holds nothing."""
+        old = self.accepted.waste_tops() if self.accepted is not None else ()
+        if len(old) != len(tops):
+            self._beneath = [[] for _ in tops]
+            return
+        while len(self._beneath) < len(tops):
+            self._beneath.append([])
+        for p, (a, b) in enumerate(zip(old, tops)):
+            below = self._beneath[p]
+            if b is None:
+                below.clear()
+            elif b is not a:
+                if b in below:
+                    del below[below.index(b):]
+                elif a is not None:
+                    below.append(a)
 
     def _lasting_anomalies(self) -> int:
         """Anomalies the table shows lastingly: the median of the last ``2 k`` frames that read at
@@ -262,9 +287,11 @@ class LayoutFuser:
 
     def _doubtful(self, settled: tuple) -> bool:
         """The settled change only takes cards away, and not as a move would: the pyramid,
-        cell and reserve cards gone plus the waste tops gone (a pile left empty, or showing an
-        older card while a pyramid card went too) are not one king or two cards making a pair.
-        A new card on a waste pile (a draw) or a card appearing is never doubtful."""
+        cell and reserve cards gone plus the waste tops gone (a pile left empty, showing a card
+        the accepted top covered, or showing an older card while a pyramid card went too) are
+        not one king or two cards making a pair. A new card on a waste pile (a draw) or a card
+        appearing is never doubtful. (A waste top misread for a moment as the card beneath it
+        is no draw but the top taken alone: it must hold as long as any lone removal.)"""
         acc = self.accepted
         assert acc is not None
         slots = [s.card for _, _, s in acc.slots()]
@@ -279,11 +306,12 @@ class LayoutFuser:
             return False  # a card appearing
         gone = [a for a, b in zip(slots, new_slots) if a is not None and b is None and a not in new_side]
         gone += [c for c in old_side if c not in new_side and c not in new_slots]
-        for a, b in zip(acc.waste_tops(), tops):
+        for p, (a, b) in enumerate(zip(acc.waste_tops(), tops)):
             if a is not None and b is not a:
-                if b is not None and not gone:
+                below = self._beneath[p] if p < len(self._beneath) else ()
+                if b is not None and not gone and b not in below:
                     return False  # a draw: a new card on the pile
-                gone.append(a)
+                gone.append(a)  # taken: the pile empty, or showing a card it covered
         if not gone:
             return False
         return not ((len(gone) == 1 and self.rules.is_king(gone[0]))
