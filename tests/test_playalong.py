@@ -948,17 +948,23 @@ def test_deal_misread_is_corrected_by_a_reading_seen_in_an_earlier_view():
     assert f.moves == (Move.remove(king),) and f.game.deal.pyramid[21 + i] is king
 
 
-def test_lone_card_verdict_waits_while_the_view_is_blocked():
-    # A hand over the table (several other cards unread in this very frame) hides whether the
-    # card came back or the pair was completed: the verdict waits as for a partner out of
-    # sight, also once the view is clear again (up to the same limit).
+def _lone_lifted():
+    """A follower that saw a pyramid card with a partner lifted alone at frame 30; the lifted card,
+    the other cards in view, and the frame its verdict is due."""
     rules, truth, f = setup("classic", 19)
     lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
                 and any(rules.pairs(c, o) for o in truth.available() if o is not c))
     layout = layout_of(truth, frame=30)
     f.feed(_without(layout, {lone}))
     others = sorted((c for c in layout.visible_cards() if c is not lone), key=str)
-    due = 30 + int(f.lone_s * f.fps) + 1
+    return f, lone, others, 30 + int(f.lone_s * f.fps) + 1
+
+
+def test_lone_card_verdict_waits_while_the_view_is_blocked():
+    # A hand over the table (several other cards unread in this very frame) hides whether the
+    # card came back or the pair was completed: the verdict waits as for a partner out of
+    # sight, also once the view is clear again (up to the same limit).
+    f, lone, others, due = _lone_lifted()
     blocked = {c: (due - 5 if i < len(others) // 2 else due) for i, c in enumerate(others)}
     assert f.tick(due, blocked) == [] and f.status == "pending"
     clear = {c: due + 2 for c in others}
@@ -970,13 +976,7 @@ def test_lone_card_verdict_waits_while_the_view_is_blocked():
 
 def test_one_or_two_cards_unread_do_not_block_the_view():
     # a model's occasional miss is no hand over the table: the verdict comes on time
-    rules, truth, f = setup("classic", 19)
-    lone = next(c for c in truth.available() if c in truth.pyramid and not rules.is_king(c)
-                and any(rules.pairs(c, o) for o in truth.available() if o is not c))
-    layout = layout_of(truth, frame=30)
-    f.feed(_without(layout, {lone}))
-    others = sorted((c for c in layout.visible_cards() if c is not lone), key=str)
-    due = 30 + int(f.lone_s * f.fps) + 1
+    f, lone, others, due = _lone_lifted()
     seen = {c: (due - 1 if i < 2 else due) for i, c in enumerate(others)}
     events = f.tick(due, seen)
     assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text

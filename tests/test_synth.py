@@ -243,13 +243,19 @@ def test_variant_layouts_inverted_face_down_reserve_cells():
     assert seen == {"inverted", "face_down", "reserve", "cells"}
 
 
-def test_make_dataset_cli_procedural_only(tmp_path, capsys, monkeypatch):
+def _make_dataset_tool():
+    """tools/make_dataset.py as a module (a script, not part of a package)."""
     import importlib.util
-    monkeypatch.undo()  # the real deck choice, restricted to procedural faces by --decks proc
     spec = importlib.util.spec_from_file_location("make_dataset", Path(__file__).resolve().parents[1]
                                                   / "tools" / "make_dataset.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_make_dataset_cli_procedural_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.undo()  # the real deck choice, restricted to procedural faces by --decks proc
+    mod = _make_dataset_tool()
     out = tmp_path / "ds"
     assert mod.main(["--seed", "3", "--count", "2", "--split", "val", "--out", str(out), "--decks", "proc",
                      "--crops", "1", "--hard-share", "1"]) == 0
@@ -481,11 +487,7 @@ def test_assets_packed_for_a_machine_without_the_decks_render_the_same_cards(tmp
 
 
 def test_make_dataset_stops_at_its_time_limit_with_whole_scenes(tmp_path, capsys):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("make_dataset", Path(__file__).resolve().parents[1]
-                                                  / "tools" / "make_dataset.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _make_dataset_tool()
     out = tmp_path / "ds"
     assert mod.main(["--seed", "3", "--count", "40", "--split", "train", "--out", str(out), "--decks", "proc",
                      "--crops", "0", "--time-limit", "0"]) == 0
