@@ -37,7 +37,8 @@ from companion.playalong.deal_reads import corrected_games, same_rank_readings
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_unread
-from companion.playalong.misreads import diagnose, doubtful_readings, eye_check, open_cards
+from companion.playalong.misreads import (diagnose, doubtful_readings, eye_check, legal_removal, open_cards,
+                                          phantom_cards)
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
 
 MOVE, ILLEGAL, CHECK = "move", "illegal", "check"
@@ -611,37 +612,6 @@ class Follower:
             "waste": waste,
             "result": state.result,
         }
-
-
-def phantom_cards(state: Any, obs: Observation) -> list[tuple]:
-    """``((slot, card), text)`` for each pyramid slot the game has empty that reads a card no
-    move can have put there: not removed (put back), not on the table elsewhere (moved by
-    hand), so a card of the stock or one never seen: a misread (the corner of the card
-    beneath, a glare)."""
-    expected = expected_pyramid(state)
-    on_table = {c for c in state.pyramid if c is not None} | {c for p in state.waste for c in p if c is not None}
-    removed = state.removed
-    return [((s, got), f"check {slot_name(s)}: the camera reads {got}, the game has no card there")
-            for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
-            if exp is None and got is not None and got not in removed and got not in on_table]
-
-
-def legal_removal(state: Any, obs: Observation, slots: list[int]) -> bool:
-    """With ``slots`` read as the game has them (empty), the open cards gone are none, or one
-    legal removal (a king, a pair making the sum)."""
-    pyramid = list(obs.pyramid)
-    for s in slots:
-        pyramid[s] = None
-    seen = obs.with_pyramid(tuple(pyramid)).visible()
-    vanished = [c for c in open_cards(state) if c not in seen]
-    if not vanished:
-        return True
-    if len(vanished) > 2:
-        return False
-    try:
-        return not state.why_illegal(Move.remove(*vanished))
-    except Exception:  # noqa: BLE001 - no such move at all
-        return False
 
 
 def still_gone(state: Any, before: Observation, now: Observation) -> bool:

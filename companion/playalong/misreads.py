@@ -1,7 +1,8 @@
 """The table against the record: what the eye misread, and what the person did, in words.
 
 ``eye_check`` takes slots read as another card than the confirmed one for misreads (unless the
-confirmed card lies elsewhere: moved by hand); ``doubtful_readings`` offers observations with one
+confirmed card lies elsewhere: moved by hand); ``phantom_cards`` finds cards read on slots the game
+has empty that no move can have put there; ``doubtful_readings`` offers observations with one
 weak slot, or the waste, read the way the game expects; ``diagnose`` says why no legal
 continuation explains a table. Used by :class:`companion.playalong.Follower`.
 """
@@ -168,3 +169,34 @@ def alt_text(obs: Observation, s: int, card: Card) -> str:
             if c is card:
                 return f" (the camera's runner-up reading, {p:.0%})"
     return ""
+
+
+def phantom_cards(state: Any, obs: Observation) -> list[tuple]:
+    """``((slot, card), text)`` for each pyramid slot the game has empty that reads a card no
+    move can have put there: not removed (put back), not on the table elsewhere (moved by
+    hand), so a card of the stock or one never seen: a misread (the corner of the card
+    beneath, a glare)."""
+    expected = expected_pyramid(state)
+    on_table = {c for c in state.pyramid if c is not None} | {c for p in state.waste for c in p if c is not None}
+    removed = state.removed
+    return [((s, got), f"check {slot_name(s)}: the camera reads {got}, the game has no card there")
+            for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
+            if exp is None and got is not None and got not in removed and got not in on_table]
+
+
+def legal_removal(state: Any, obs: Observation, slots: list[int]) -> bool:
+    """With ``slots`` read as the game has them (empty), the open cards gone are none, or one
+    legal removal (a king, a pair making the sum)."""
+    pyramid = list(obs.pyramid)
+    for s in slots:
+        pyramid[s] = None
+    seen = obs.with_pyramid(tuple(pyramid)).visible()
+    vanished = [c for c in open_cards(state) if c not in seen]
+    if not vanished:
+        return True
+    if len(vanished) > 2:
+        return False
+    try:
+        return not state.why_illegal(Move.remove(*vanished))
+    except Exception:  # noqa: BLE001 - no such move at all
+        return False
