@@ -2,7 +2,7 @@
 """Pack what the scene generator reads from the system, so that scenes can be rendered on a machine
 without the Debian card decks and fonts (a lent GPU machine, which has no package registry).
 
-    python tools/pack_synth_assets.py --out gpu/assets.tgz            # here: ~26 MiB
+    python tools/pack_synth_assets.py --out gpu/assets.tgz            # here: ~24 MiB
     python tools/pack_synth_assets.py --unpack gpu/assets.tgz /tmp/assets   # there
     CARDART_CACHE=/tmp/assets/cardart SYNTH_FONT_DIRS=/tmp/assets/fonts python tools/make_dataset.py ...
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 import tarfile
 from pathlib import Path
@@ -35,17 +34,19 @@ QUALITY = 92
 
 def deck_names() -> list[str]:
     """Every SVG deck of the train and val families (datasets/decks.json)."""
-    cfg = json.loads((REPO / "datasets" / "decks.json").read_text())
-    return [deck for split in ("train", "val") for family in cfg[split].values() for deck in family]
+    from tools.synth.writer import svg_families
+
+    return [deck for split in ("train", "val") for family in svg_families(split).values() for deck in family]
 
 
-def font_names() -> list[str]:
-    """Every font the procedural decks of either split may be lettered from, plus the fallback."""
+def font_names(wide: bool = False) -> list[str]:
+    """Every font the procedural decks of either split may be lettered from (``wide``: the
+    'proc-wide' train decks' fonts too), plus the fallback."""
     from tools.synth.procedural import FALLBACK_FONT
+    from tools.synth.writer import proc_source
 
-    cfg = json.loads((REPO / "datasets" / "decks.json").read_text())["procedural"]
-    keys = ("train_fonts", "wide_train_fonts", "val_fonts", "train_suit_fonts", "val_suit_fonts")
-    return sorted({name for key in keys for name in cfg.get(key, [])} | {FALLBACK_FONT})
+    sources = [proc_source("train", wide=wide), proc_source("val")]
+    return sorted({name for src in sources for name in (*src.rank_fonts, *src.suit_fonts)} | {FALLBACK_FONT})
 
 
 def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
@@ -62,7 +63,7 @@ def pack(out: Path, wide_fonts: bool = False, decks: list[str] | None = None) ->
     from tools.synth.procedural import font_path
 
     decks = deck_names() if decks is None else decks
-    names = font_names() if wide_fonts else [n for n in font_names() if n not in _wide_only()]
+    names = font_names(wide_fonts)
     out.parent.mkdir(parents=True, exist_ok=True)
     fonts = 0
     with tarfile.open(out, "w:gz") as tar:
@@ -109,12 +110,6 @@ def subset_font(path: Path) -> bytes:
     buf = io.BytesIO()
     subset.save_font(font, buf, options)
     return buf.getvalue()
-
-
-def _wide_only() -> set[str]:
-    cfg = json.loads((REPO / "datasets" / "decks.json").read_text())["procedural"]
-    keys = ("train_fonts", "val_fonts", "train_suit_fonts", "val_suit_fonts")
-    return set(cfg.get("wide_train_fonts", [])) - {n for k in keys for n in cfg.get(k, [])}
 
 
 def unpack(archive: Path, dest: Path) -> tuple[int, int]:
