@@ -396,3 +396,30 @@ def test_a_card_drawn_again_after_the_waste_was_turned_over_is_a_draw():
     tops = ["3H"] * 10 + ["9H"] * 10 + [None] * 20 + ["3H"] * 20
     changes = _waste_run(tops)
     assert changes[-1] == (40 + 7 - 1, "3H"), changes
+
+
+def test_a_read_flickering_on_an_emptied_slot_does_not_hold_up_the_next_move():
+    # JC + 2D taken from the bottom row; then a read flickers every other frame on JC's emptied
+    # slot (the bared card's second index, misread): neither "card" nor "empty" holds the quorum
+    # there, yet the next pair (QS + AC) is accepted, with the emptied slot still empty.
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(_table(deal), f)
+    first = dict(deal)
+    del first[(6, 6)], first[(6, 1)]  # JC + 2D (11 + 2)
+    for f in range(10, 30):
+        fuser.update(_table(first), f)
+    assert fuser.accepted.pyramid[6][6].card is None
+    second = dict(first)
+    del second[(6, 5)], second[(6, 0)]  # QS + AC (12 + 1)
+    changes = []
+    for f in range(30, 60):
+        frame = dict(first if f < 32 else second)
+        if f % 2:
+            frame[(6, 6)] = "AS"
+        if fuser.update(_table(frame), f) is not None:
+            changes.append(f)
+    assert len(changes) == 1, changes
+    acc = fuser.accepted
+    assert [acc.pyramid[6][i].card for i in (0, 5, 6)] == [None, None, None]
