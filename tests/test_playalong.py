@@ -1014,3 +1014,17 @@ def test_stock_card_on_an_empty_slot_does_not_hide_an_illegal_removal():
     a, b = _exposed_pair(after, rules, legal=False)
     events = f.feed(replace(_without(phantom, {a, b}), frame=25))
     assert [e.kind for e in events] == ["illegal"]
+
+
+def test_a_stock_card_read_on_an_empty_slot_does_not_stop_the_record():
+    # A misread stays on an emptied slot while the person draws: the draw is recorded (the view
+    # explained without the misread slot) and the check is said once.
+    rules, after, f, phantom = _phantom_on_an_emptied_slot()
+    r, i = next((r, i) for (r, i, s), a in zip(phantom.slots(), after.pyramid) if a is None and s.card is not None)
+    misread = [c for c in after.stock if c is not None][-1]  # not the card the draw turns
+    drawn = after.apply(next(m for m in after.legal_moves() if m.kind == "draw"))
+    events = []
+    for frame, state in ((20, after), (25, drawn), (30, drawn)):
+        events += f.feed(layout_of(state, frame=frame).with_slot(r, i, SlotReading.known(misread)))
+    assert [e.kind for e in events] == ["check", "move"], events
+    assert len(f.moves) == 2 and f.moves[-1].kind == "draw" and f.status == "check"

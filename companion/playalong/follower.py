@@ -219,6 +219,13 @@ class Follower:
         waiting = self._pending if self._pending_guess else None
         self._pending, self._pending_guess = None, False
         fixed, checks, wrong = eye_check(state, obs)
+        # Cards read on slots the game has empty that no move can have put there (misreads):
+        # the rest of the view is explained without them, so a persistent one does not stop
+        # the record (g00405: a draw lost while 8H was read on a cleared slot).
+        phantoms = [] if wrong else phantom_cards(state, fixed)
+        if phantoms:
+            gone = {k[0] for k, _ in phantoms}
+            fixed = fixed.with_pyramid(tuple(None if s in gone else c for s, c in enumerate(fixed.pyramid)))
         found = None
         used = fixed  # the observation the explanation was found for
         if not wrong:
@@ -284,7 +291,6 @@ class Follower:
                 self._lone = lone_card(self.rules, state, obs, gone, text)
                 self.status = "pending"
                 return new
-            phantoms = [] if wrong else phantom_cards(state, fixed)
             if phantoms and legal_removal(state, fixed, [k[0] for k, _ in phantoms]):
                 # a card read on a slot the game has empty, and which no move could have put
                 # there (no removed card put back, none moved from elsewhere on the table: a
@@ -323,6 +329,10 @@ class Follower:
             if key not in self._open_checks and key not in self._said_checks:
                 self._said_checks.add(key)
                 new.append(Event(obs.frame, CHECK, text))
+        for key, text in phantoms:
+            if key not in self._said_checks:
+                self._said_checks.add(key)
+                new.append(Event(obs.frame, CHECK, text))
         self._open_checks = open_now
         self._check_texts = dict(checks)
         if self._hidden_points and not self._gap and any(m.kind == RECYCLE for m in found.moves):
@@ -335,7 +345,7 @@ class Follower:
                 new.append(self._adopt(moved))
                 found = moved.found
         new.extend(self._record(found, obs.frame))
-        self.status = "check" if open_now else "ok"
+        self.status = "check" if open_now or phantoms else "ok"
         self.events.extend(new)
         return new
 
