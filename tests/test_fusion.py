@@ -423,3 +423,30 @@ def test_a_read_flickering_on_an_emptied_slot_does_not_hold_up_the_next_move():
     assert len(changes) == 1, changes
     acc = fuser.accepted
     assert [acc.pyramid[6][i].card for i in (0, 5, 6)] == [None, None, None]
+
+
+def test_a_misread_that_once_held_an_emptied_slot_does_not_hold_up_the_next_move():
+    # After JC + 2D, a misread holds JC's emptied slot long enough to be accepted, then shows
+    # every other frame only: the slot goes back to empty instead of staying unsettled, and the
+    # next pair is accepted.
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(_table(deal), f)
+    first = dict(deal)
+    del first[(6, 6)], first[(6, 1)]
+    for f in range(10, 30):
+        fuser.update(_table(first), f)
+    held = {**first, (6, 6): "AS"}
+    for f in range(30, 50):
+        fuser.update(_table(held), f)
+    assert str(fuser.accepted.pyramid[6][6].card) == "AS"
+    second = dict(first)
+    del second[(6, 5)], second[(6, 0)]
+    for f in range(50, 80):
+        frame = dict(second)
+        if f % 2:
+            frame[(6, 6)] = "AS"
+        fuser.update(_table(frame), f)
+    acc = fuser.accepted
+    assert [acc.pyramid[6][i].card for i in (0, 5, 6)] == [None, None, None]

@@ -52,9 +52,9 @@ Before voting, each frame is cleaned:
   this is occlusion, not a move. The same for a slot read with a score under
   ``min_score``.
 
-A slot the accepted layout has empty stays empty while no card holds the quorum there: a read
-flickering on it (the second index of the card it bared, misread) would otherwise leave it
-unsettled and hold up every other change.
+A slot an accepted layout has shown emptied is empty while no card holds the quorum there (also
+after a misread once held it): a read flickering on it (the second index of the card it bared,
+misread) would otherwise leave it unsettled and hold up every other change.
 
 A settled change is accepted only when most of the newest frames show it too
 (after many skipped frames the window holds old ones: a table seen again as it
@@ -147,6 +147,8 @@ class LayoutFuser:
         self.last_seen: dict = {}
         #: Frames in a row showing too few of the accepted cards (see ``update``).
         self._lost_run = 0
+        #: Pyramid positions an accepted layout has shown emptied (see ``_settled``).
+        self._emptied: set[int] = set()
 
     @classmethod
     def for_fps(cls, fps: float, seconds: float = 1.0, **kw) -> "LayoutFuser":
@@ -168,6 +170,7 @@ class LayoutFuser:
         self._anomaly_counts.clear()
         self._lost_run = 0
         self.last_seen.clear()
+        self._emptied.clear()
 
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
         layout = reading.layout if isinstance(reading, FrameReading) else reading
@@ -187,6 +190,7 @@ class LayoutFuser:
             return self._skip("lost")
         if self._window and self._window[-1].rows != layout.rows:
             self._window.clear()
+            self._emptied.clear()
         if isinstance(reading, FrameReading) and self._hand_cue(reading, layout):
             return self._skip("hand")  # cards vanished in a frame that shows a hand: no vote either way
         filled, group = self._fill_unclear_removals(self._fill_occluded(layout, hidden))
@@ -225,6 +229,9 @@ class LayoutFuser:
                 return None
         self._pending, self._pending_run = None, 0
         self._note_beneath(settled[-1][0])
+        if self.accepted is not None and len(settled) == len(_key(self.accepted)):
+            self._emptied |= {p for p, (a, b) in enumerate(zip(_key(self.accepted)[:-1], settled[:-1]))
+                              if a is not None and b is None}
         self.accepted = self._build(settled, frame)
         if self.pipeline is not None:
             self.pipeline.expected = self.accepted
@@ -364,11 +371,12 @@ class LayoutFuser:
                 continue
             old = accepted[pos] if accepted is not None else None
             if occupied < self.quorum:
-                if accepted is not None and old is None:
-                    # An emptied slot stays empty until a card holds the quorum there: no move
-                    # puts a card on it (a card put back after an illegal removal holds), and a
-                    # read flickering there (the second index of the card it bared, misread)
-                    # must not hold up every other change (g00311 with ft3: 28 s lost).
+                if accepted is not None and (old is None or pos in self._emptied):
+                    # An emptied slot stays empty until a card holds the quorum there, and goes
+                    # back to empty when a card voted onto it no longer does: no move puts a card
+                    # on it (a card put back after an illegal removal holds), and a read
+                    # flickering there (the second index of the card it bared, misread) must not
+                    # hold up every other change (g00311: 28 s lost; g00405: 20 s).
                     out.append(None)
                     continue
                 return None
