@@ -60,6 +60,12 @@ class SlotReading:
         )
 
 
+#: ``TableLayout.extra`` key of the first layout a video settles on: its empty pyramid slots (deal
+#: order) -> the card (code) read there most often before it: a move made before the view first
+#: settled (the person played at once). ``FollowStart`` takes the deal from it.
+EARLY_READS = "early_reads"
+
+
 @dataclass(frozen=True)
 class TableLayout:
     """A stable view of the table.
@@ -80,6 +86,7 @@ class TableLayout:
     problems: tuple[str, ...] = ()
     #: Frame index (or other source position) this layout was accepted at.
     frame: int = -1
+    #: More about the view (``stock_top``, ``skipped``, ``EARLY_READS`` ...), not compared.
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:

@@ -450,3 +450,26 @@ def test_a_misread_that_once_held_an_emptied_slot_does_not_hold_up_the_next_move
         fuser.update(_table(frame), f)
     acc = fuser.accepted
     assert [acc.pyramid[6][i].card for i in (0, 5, 6)] == [None, None, None]
+
+
+def test_the_first_layout_says_what_was_read_on_its_empty_slots_before():
+    # A pair taken before the view first settled (hands over the table until then): the first
+    # accepted layout lacks the two cards, and says which cards were read on their slots before.
+    from companion.layout import EARLY_READS
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    for f in range(4):  # too few frames to settle
+        fuser.update(_table(deal), f)
+    after = dict(deal)
+    del after[(6, 6)], after[(6, 1)]  # JC + 2D
+    first = None
+    for f in range(4, 20):
+        first = first or fuser.update(_table(after), f)
+    assert first is not None and first.pyramid[6][6].card is None
+    assert first.extra[EARLY_READS] == {27: "JC", 22: "2D"}
+    later = dict(after)
+    del later[(6, 5)], later[(6, 0)]
+    second = None
+    for f in range(20, 40):
+        second = second or fuser.update(_table(later), f)
+    assert second is not None and EARLY_READS not in second.extra

@@ -536,6 +536,35 @@ def test_start_waits_for_a_card_hidden_in_the_first_view():
 
 
 
+def test_start_from_a_view_settled_after_the_first_move():
+    # The person took a pair at once: the first view that settles lacks its two cards. The cards
+    # read on those slots before (``EARLY_READS``, from the fuser) complete the deal, and the
+    # pair is the game's first move. Without them there is no deal to start from.
+    from companion.layout import EARLY_READS
+    from companion.playalong.start import FollowStart
+    rules = Rules.preset("classic")
+    truth = GameState.initial(rules, Deal.random(rules, random.Random(8)))
+    move = first_move(truth, "remove")
+    after = truth.apply(move)
+    slots = [i for i, c in enumerate(truth.pyramid) if c in move.cards]
+    early = {i: str(truth.pyramid[i]) for i in slots}
+    first = replace(layout_of(after, frame=30), extra={EARLY_READS: early})
+    start = FollowStart(rules, fps=10.0)
+    start.feed(first)
+    second = after.apply(first_move(after, "draw"))
+    start.feed(layout_of(second, frame=60))
+    start.finish()  # the views so far show no card leaving: the stream ended
+    assert start.follower is not None
+    assert [str(m) for m in start.follower.moves][:1] == [str(move)]
+    assert kinds(start.follower).count("illegal") == 0
+    # no early reads (or one slot without any): no deal, as before
+    bare = FollowStart(rules, fps=10.0)
+    bare.feed(replace(first, extra={EARLY_READS: dict(list(early.items())[:-1])}))
+    bare.feed(layout_of(second, frame=60))
+    bare.finish()
+    assert bare.follower is None and "not a full deal" in bare.errors[0]
+
+
 def _swapped(layout, a, b):
     """``layout`` with the cards of slots ``a`` and ``b`` (row, index) read the other way round."""
     ca, cb = layout.pyramid[a[0]][a[1]].card, layout.pyramid[b[0]][b[1]].card

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Optional
 from companion.cards import Card
 from companion.errors import CompanionError
 from companion.game import Deal
-from companion.layout import SlotReading, TableLayout
+from companion.layout import EARLY_READS, SlotReading, TableLayout
 from companion.playalong.follower import Event, Follower
 
 
@@ -124,6 +124,11 @@ def voted_deal(views: list[TableLayout], after: Optional[TableLayout]) -> TableL
                                  if r.card != s.card})
 
 
+def cards_of(layout: TableLayout) -> list[Optional[Card]]:
+    """The pyramid's cards in deal order (``None``: nothing read)."""
+    return [s.card for _, _, s in layout.slots()]
+
+
 def with_slots(layout: TableLayout, readings: dict[int, SlotReading]) -> TableLayout:
     """``layout`` with pyramid slots (deal order) read as ``readings`` say (itself if none)."""
     if not readings:
@@ -150,12 +155,16 @@ class FollowStart:
         self.follower: Optional[Follower] = None
         self.errors: list[str] = []
         self._waiting: list[TableLayout] = []
+        #: Slot -> card read there before the first stable view (``EARLY_READS``), once fed.
+        self._early: Optional[dict[int, Card]] = None
         if deal is not None:
             self.follower = Follower(rules, deal, **follower_kw)
 
     def feed(self, layout: TableLayout) -> list[Event]:
         if self.follower is not None:
             return self.follower.feed(layout)
+        if self._early is None:
+            self._early = {int(i): Card.parse(c) for i, c in (layout.extra or {}).get(EARLY_READS, {}).items()}
         self._waiting.append(layout)
         return self._try_start()
 
@@ -184,18 +193,44 @@ class FollowStart:
             named = self._named(first, missing)
             if len(named) < len(missing) and not final and len(self._waiting) <= self.max_wait:
                 return []  # wait for a view that shows the hidden cards
+            dealt = with_slots(first, named)
+            early = self._early_named(dealt)
+            if early:
+                # cards taken before the view first settled: the deal as read before, and this
+                # view its first change (a card lying under others was not taken: each view
+                # waiting shows it, as the deal does)
+                dealt = replace(with_slots(dealt, early), frame=first.frame - 1 if first.frame > 0 else first.frame)
+                under = {i: r for i, r in {**named, **early}.items() if i in missing}
+                self._waiting = [with_slots(v, {i: r for i, r in under.items() if cards_of(v)[i] is None})
+                                 for v in self._waiting]
             try:
-                follower = Follower(self.rules, with_slots(first, named), **self.follower_kw)
+                follower = Follower(self.rules, dealt, **self.follower_kw)
             except CompanionError as exc:
                 self.errors.append(f"frame {first.frame}: {exc}")
                 self._waiting.pop(0)
                 continue
-            self.follower, rest, self._waiting = follower, self._waiting[1:], []
+            # (with cards taken before: the next view says what was done, the first may show the
+            # middle of a move, a card lifted with a king gone, or be the only one)
+            skip = 0 if early and len(self._waiting) == 1 else 1
+            self.follower, rest, self._waiting = follower, self._waiting[skip:], []
             events = list(follower.events)
             for later in rest:
                 events += follower.feed(later)
             return events
         return []
+
+    def _early_named(self, first: TableLayout) -> dict[int, SlotReading]:
+        """Empty slots of ``first`` that no card lies on, each with the card read there before the
+        first stable view, when every such slot has one (else none: no deal to start from)."""
+        from companion.game.deal import face_down_slots
+        down = face_down_slots(self.rules)
+        slots = [s for _, _, s in first.slots()]
+        empty = [i for i, s in enumerate(slots) if s.card is None and i not in down]
+        seen = set(first.visible_cards())
+        early = self._early or {}
+        if not empty or any(i not in early or early[i] in seen for i in empty):
+            return {}
+        return {i: SlotReading.known(early[i]) for i in empty}
 
     def _named(self, first: TableLayout, missing: list[int]) -> dict[int, SlotReading]:
         """Hidden slots of ``first`` that a later layout shows a card at (one seen nowhere in

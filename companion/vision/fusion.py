@@ -81,13 +81,15 @@ from typing import Optional
 
 import numpy as np
 
-from companion.layout import SlotReading, TableLayout
+from companion.layout import EARLY_READS, SlotReading, TableLayout
 from companion.rules import Rules
 from companion.vision.pipeline import FrameReading, LayoutPipeline
 
 #: Frames in the voting window, and the agreeing frames a value needs (see the module docstring).
 DEFAULT_K = 30
 DEFAULT_QUORUM = 20
+#: Frames that must read a card on a slot before the first accepted layout, for ``EARLY_READS``.
+EARLY_MIN_FRAMES = 3
 
 
 def _extras(layout: TableLayout) -> tuple:
@@ -149,6 +151,9 @@ class LayoutFuser:
         self._lost_run = 0
         #: Pyramid positions an accepted layout has shown emptied (see ``_settled``).
         self._emptied: set[int] = set()
+        #: Until the first layout is accepted: per pyramid position, the cards read there (see
+        #: ``EARLY_READS``).
+        self._early: dict[int, Counter] = {}
 
     @classmethod
     def for_fps(cls, fps: float, seconds: float = 1.0, **kw) -> "LayoutFuser":
@@ -171,6 +176,7 @@ class LayoutFuser:
         self._lost_run = 0
         self.last_seen.clear()
         self._emptied.clear()
+        self._early.clear()
 
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
         layout = reading.layout if isinstance(reading, FrameReading) else reading
@@ -244,6 +250,10 @@ class LayoutFuser:
         return None
 
     def _note_seen(self, layout: TableLayout, frame: int) -> None:
+        if self.accepted is None:
+            for pos, (_, _, slot) in enumerate(layout.slots()):
+                if slot.card is not None and slot.score >= self.min_score:
+                    self._early.setdefault(pos, Counter())[slot.card] += 1
         if frame < 0:
             return
         for _, _, s in layout.slots():
@@ -408,7 +418,28 @@ class LayoutFuser:
         extra = dict(base.extra or {})
         if self.last_seen:
             extra["last_seen"] = {str(c): f for c, f in self.last_seen.items()}
+        if self.accepted is None:
+            early = self._early_reads(rows)
+            if early:
+                extra[EARLY_READS] = early
+            self._early.clear()
         return replace(base, pyramid=tuple(rows), frame=frame if frame >= 0 else base.frame, extra=extra)
+
+    def _early_reads(self, rows: list) -> dict[int, str]:
+        """Empty positions of the first accepted layout (deal order) -> the card read there most
+        often before it that is nowhere else on it, when read in ``EARLY_MIN_FRAMES`` frames."""
+        on_table = {s.card for row in rows for s in row if s.card is not None}
+        flat = [s for row in rows for s in row]
+        out: dict[int, str] = {}
+        for pos, cards in sorted(self._early.items()):
+            if pos >= len(flat) or flat[pos].card is not None:
+                continue
+            # a card read on another slot of the layout is not this one (misread from a neighbour)
+            card, count = next(((c, n) for c, n in cards.most_common() if c not in on_table
+                                and str(c) not in out.values()), (None, 0))
+            if count >= EARLY_MIN_FRAMES:
+                out[pos] = str(card)
+        return out
 
     @staticmethod
     def _voted_card(last: SlotReading, mean: float, agreeing: int, cards: list) -> SlotReading:
