@@ -16,6 +16,11 @@ second before the camera reads it right (clubs for spades, at the start of the b
 Each slot takes the card it showed the longest over those views (frames until the next view);
 the game starts when a card first leaves the pyramid, and those views are replayed with that
 pyramid (their waste and stock as seen).
+
+A person may take a card before the view first settles (they start playing at once): the first
+stable layout then lacks open cards, and is no deal. The fuser says which cards were read on its
+empty slots before (``EARLY_READS`` in its ``extra``); with a card for each, those are dealt there
+and the next view is explained from that deal (the first may show the middle of a move).
 """
 
 from __future__ import annotations

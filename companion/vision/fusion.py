@@ -56,6 +56,10 @@ A slot an accepted layout has shown emptied is empty while no card holds the quo
 after a misread once held it): a read flickering on it (the second index of the card it bared,
 misread) would otherwise leave it unsettled and hold up every other change.
 
+The first accepted layout says, for each of its empty slots, the card read there most often
+before it (``EARLY_READS`` in ``extra``, read in 3 frames or more, none on the layout): a move made
+before the view first settled, from which ``FollowStart`` takes the deal.
+
 A settled change is accepted only when most of the newest frames show it too
 (after many skipped frames the window holds old ones: a table seen again as it
 was is no change). A change that only takes cards away, and not as a move
