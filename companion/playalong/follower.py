@@ -297,10 +297,7 @@ class Follower:
                 # card of the stock): the eye's doing, not the person's. With no illegal
                 # removal besides (the cards gone, if any, make a legal move), ask, don't
                 # accuse; the next views decide (the reading gone, or what the person did).
-                for key, text in phantoms:
-                    if key not in self._said_checks:
-                        self._said_checks.add(key)
-                        new.append(Event(obs.frame, CHECK, text))
+                new += self._say_once(phantoms, obs.frame)
                 self._lone = lone
                 self._last_illegal = None
                 self.status = "check"
@@ -329,10 +326,7 @@ class Follower:
             if key not in self._open_checks and key not in self._said_checks:
                 self._said_checks.add(key)
                 new.append(Event(obs.frame, CHECK, text))
-        for key, text in phantoms:
-            if key not in self._said_checks:
-                self._said_checks.add(key)
-                new.append(Event(obs.frame, CHECK, text))
+        new += self._say_once(phantoms, obs.frame)
         self._open_checks = open_now
         self._check_texts = dict(checks)
         if self._hidden_points and not self._gap and any(m.kind == RECYCLE for m in found.moves):
@@ -348,6 +342,15 @@ class Follower:
         self.status = "check" if open_now or phantoms else "ok"
         self.events.extend(new)
         return new
+
+    def _say_once(self, checks: list[tuple], frame: int) -> list[Event]:
+        """Check events for the ``(key, text)`` checks not said before."""
+        out = []
+        for key, text in checks:
+            if key not in self._said_checks:
+                self._said_checks.add(key)
+                out.append(Event(frame, CHECK, text))
+        return out
 
     def _first_of_pair(self, state: Any, obs: Observation) -> bool:
         """One open card gone and nothing else changed but the card it uncovered (the waste or

@@ -225,12 +225,11 @@ class FollowStart:
         return []
 
     def _early_named(self, first: TableLayout) -> dict[int, SlotReading]:
-        """Empty slots of ``first`` that no card lies on, each with the card read there before the
-        first stable view, when every such slot has one (else none: no deal to start from)."""
+        """The empty (face-up) slots of ``first``, each with the card read there before the first
+        stable view, when every such slot has one (else none: no deal to start from)."""
         from companion.game.deal import face_down_slots
         down = face_down_slots(self.rules)
-        slots = [s for _, _, s in first.slots()]
-        empty = [i for i, s in enumerate(slots) if s.card is None and i not in down]
+        empty = [i for i, c in enumerate(cards_of(first)) if c is None and i not in down]
         seen = set(first.visible_cards())
         early = self._early or {}
         if not empty or any(i not in early or early[i] in seen for i in empty):
