@@ -398,18 +398,25 @@ def test_a_card_drawn_again_after_the_waste_was_turned_over_is_a_draw():
     assert changes[-1] == (40 + 7 - 1, "3H"), changes
 
 
-def test_a_read_flickering_on_an_emptied_slot_does_not_hold_up_the_next_move():
-    # JC + 2D taken from the bottom row; then a read flickers every other frame on JC's emptied
-    # slot (the bared card's second index, misread): neither "card" nor "empty" holds the quorum
-    # there, yet the next pair (QS + AC) is accepted, with the emptied slot still empty.
+def _after_jc_and_2d():
+    """A fuser (K=10) that accepted DEAL, then JC + 2D (11 + 2) taken from the bottom row; and
+    that table (row, index) -> code."""
     deal = _full_deal(DEAL)
     fuser = LayoutFuser(10)
     for f in range(10):
         fuser.update(_table(deal), f)
     first = dict(deal)
-    del first[(6, 6)], first[(6, 1)]  # JC + 2D (11 + 2)
+    del first[(6, 6)], first[(6, 1)]
     for f in range(10, 30):
         fuser.update(_table(first), f)
+    return fuser, first
+
+
+def test_a_read_flickering_on_an_emptied_slot_does_not_hold_up_the_next_move():
+    # JC + 2D taken from the bottom row; then a read flickers every other frame on JC's emptied
+    # slot (the bared card's second index, misread): neither "card" nor "empty" holds the quorum
+    # there, yet the next pair (QS + AC) is accepted, with the emptied slot still empty.
+    fuser, first = _after_jc_and_2d()
     assert fuser.accepted.pyramid[6][6].card is None
     second = dict(first)
     del second[(6, 5)], second[(6, 0)]  # QS + AC (12 + 1)
@@ -429,14 +436,7 @@ def test_a_misread_that_once_held_an_emptied_slot_does_not_hold_up_the_next_move
     # After JC + 2D, a misread holds JC's emptied slot long enough to be accepted, then shows
     # every other frame only: the slot goes back to empty instead of staying unsettled, and the
     # next pair is accepted.
-    deal = _full_deal(DEAL)
-    fuser = LayoutFuser(10)
-    for f in range(10):
-        fuser.update(_table(deal), f)
-    first = dict(deal)
-    del first[(6, 6)], first[(6, 1)]
-    for f in range(10, 30):
-        fuser.update(_table(first), f)
+    fuser, first = _after_jc_and_2d()
     held = {**first, (6, 6): "AS"}
     for f in range(30, 50):
         fuser.update(_table(held), f)
