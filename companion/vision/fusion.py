@@ -88,6 +88,7 @@ import numpy as np
 from companion.layout import EARLY_READS, SlotReading, TableLayout
 from companion.rules import Rules
 from companion.vision.pipeline import FrameReading, LayoutPipeline
+from companion.vision.votes import early_reads, settle, voted_card
 
 #: Frames in the voting window, and the agreeing frames a value needs (see the module docstring).
 DEFAULT_K = 30
@@ -153,7 +154,7 @@ class LayoutFuser:
         self.last_seen: dict = {}
         #: Frames in a row showing too few of the accepted cards (see ``update``).
         self._lost_run = 0
-        #: Pyramid positions an accepted layout has shown emptied (see ``_settled``).
+        #: Pyramid positions an accepted layout has shown emptied (see ``votes.settle``).
         self._emptied: set[int] = set()
         #: Until the first layout is accepted: per pyramid position, the cards read there (see
         #: ``EARLY_READS``).
@@ -352,55 +353,11 @@ class LayoutFuser:
                 | frozenset(("waste", a) for a in old[-1][0] if a is not None and a not in tops))
 
     def _settled(self) -> Optional[tuple]:
-        """Each position's value held by a quorum of the window, or None while one has none.
-
-        A pyramid slot votes in two steps: card or no card (the only change a slot sees in a
-        game: its card taken), then which card, by plurality of the frames that read one, the
-        accepted card kept while it holds a third of them. A model unsure of a deck's clubs and
-        spades reads one card two or three ways from frame to frame; a quorum of any one reading
-        would never come. The waste tops, cells and reserve vote as one exact value."""
+        """Each position's value held by a quorum of the window, or None (``votes.settle``)."""
         if len(self._window) < self.quorum:
             return None
-        keys = [_key(l) for l in self._window]
-        size = len(keys[-1])
-        keys = [k for k in keys if len(k) == size]
-        accepted = _key(self.accepted) if self.accepted is not None else None
-        if accepted is not None and len(accepted) != size:
-            accepted = None
-        out = []
-        votes: dict[int, Counter] = {}
-        for pos in range(size):
-            values = [k[pos] for k in keys]
-            if pos == size - 1:  # the extras
-                value, count = Counter(values).most_common(1)[0]
-                if count < self.quorum:
-                    return None
-                out.append(value)
-                continue
-            cards = Counter(v for v in values if v is not None)
-            votes[pos] = cards
-            occupied = sum(cards.values())
-            if len(values) - occupied >= self.quorum:
-                out.append(None)
-                continue
-            old = accepted[pos] if accepted is not None else None
-            if occupied < self.quorum:
-                if accepted is not None and (old is None or pos in self._emptied):
-                    # An emptied slot stays empty until a card holds the quorum there, and goes
-                    # back to empty when a card voted onto it no longer does: no move puts a card
-                    # on it (a card put back after an illegal removal holds), and a read
-                    # flickering there (the second index of the card it bared, misread) must not
-                    # hold up every other change (g00311: 28 s lost; g00405: 20 s).
-                    out.append(None)
-                    continue
-                return None
-            if old is not None and 3 * cards.get(old, 0) >= occupied:
-                out.append(old)
-            else:
-                top = max(cards.values())
-                # ties: the reading of the newest frame among them
-                out.append(next(v for v in reversed(values) if v is not None and cards[v] == top))
-        return tuple(_one_place(out, votes))
+        return settle([_key(l) for l in self._window], self.quorum,
+                      _key(self.accepted) if self.accepted is not None else None, self._emptied)
 
     def _build(self, settled: tuple, frame: int) -> TableLayout:
         window = list(self._window)
@@ -416,48 +373,18 @@ class LayoutFuser:
                 if last.card is None:
                     out.append(SlotReading(last.card, round(mean, 4), last.alternatives, last.corrected))
                 else:
-                    out.append(self._voted_card(last, mean, len(agree), [l.pyramid[r][i].card for l in window]))
+                    out.append(voted_card(last, mean, len(agree), [l.pyramid[r][i].card for l in window]))
                 pos += 1
             rows.append(tuple(out))
         extra = dict(base.extra or {})
         if self.last_seen:
             extra["last_seen"] = {str(c): f for c, f in self.last_seen.items()}
         if self.accepted is None:
-            early = self._early_reads(rows)
+            early = early_reads(self._early, rows, EARLY_MIN_FRAMES)
             if early:
                 extra[EARLY_READS] = early
             self._early.clear()
         return replace(base, pyramid=tuple(rows), frame=frame if frame >= 0 else base.frame, extra=extra)
-
-    def _early_reads(self, rows: list) -> dict[int, str]:
-        """Empty positions of the first accepted layout (deal order) -> the card read there most
-        often before it that is nowhere else on it, when read in ``EARLY_MIN_FRAMES`` frames."""
-        on_table = {s.card for row in rows for s in row if s.card is not None}
-        flat = [s for row in rows for s in row]
-        out: dict[int, str] = {}
-        for pos, cards in sorted(self._early.items()):
-            if pos >= len(flat) or flat[pos].card is not None:
-                continue
-            # a card read on another slot of the layout is not this one (misread from a neighbour)
-            card, count = next(((c, n) for c, n in cards.most_common() if c not in on_table
-                                and str(c) not in out.values()), (None, 0))
-            if count >= EARLY_MIN_FRAMES:
-                out[pos] = str(card)
-        return out
-
-    @staticmethod
-    def _voted_card(last: SlotReading, mean: float, agreeing: int, cards: list) -> SlotReading:
-        """A card read other ways in some frames: its score is its share of the frames that read
-        a card (times their mean score), and the other readings become alternatives with theirs."""
-        others = Counter(c for c in cards if c is not None)
-        occupied = sum(others.values())
-        score = round(mean * agreeing / occupied, 4)
-        alts = {c: a for c, a in last.alternatives if c is not last.card}
-        for c, n in others.items():
-            if c is not last.card:
-                alts[c] = max(alts.get(c, 0.0), round(n / occupied, 4))
-        best = ((last.card, score),) + tuple(sorted(alts.items(), key=lambda a: -a[1])[:2])
-        return SlotReading(last.card, score, best, last.corrected)
 
     def _usable(self, layout: TableLayout) -> bool:
         if self.accepted is None or self.accepted.rows != layout.rows:
@@ -563,27 +490,6 @@ class LayoutFuser:
                 rows[r][i] = old
                 changed = True
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)) if changed else layout
-
-
-def _one_place(out: list, votes: dict[int, Counter]) -> list:
-    """A card voted onto two slots (each frame placed it once, but not always at the same slot:
-    two slots read alike by turns) stays where it holds the larger share of the votes; the other
-    slot takes its next most voted card seen nowhere else, if it has one."""
-    where: dict = {}
-    for pos, card in enumerate(out[:-1]):
-        if card is not None:
-            where.setdefault(card, []).append(pos)
-    used = set(where)
-    for card, places in where.items():
-        if len(places) < 2:
-            continue
-        places.sort(key=lambda p: -votes[p][card] / max(1, sum(votes[p].values())))
-        for p in places[1:]:
-            alt = next((c for c, _ in votes[p].most_common() if c not in used), None)
-            if alt is not None:
-                out[p] = alt
-                used.add(alt)
-    return out
 
 
 def _neighbours(r: int, i: int, rows: int) -> list[tuple[int, int]]:
