@@ -291,7 +291,7 @@ class Follower:
                 self._lone = lone_card(self.rules, state, obs, gone, text)
                 self.status = "pending"
                 return new
-            if phantoms and legal_removal(state, fixed, [k[0] for k, _ in phantoms]):
+            if phantoms and legal_removal(state, fixed, []):  # ``fixed`` has their slots empty
                 # a card read on a slot the game has empty, and which no move could have put
                 # there (no removed card put back, none moved from elsewhere on the table: a
                 # card of the stock): the eye's doing, not the person's. With no illegal

@@ -40,7 +40,7 @@ def unseen_covered(rules: Any, layout: TableLayout) -> list[int]:
     from companion.game.deal import face_down_slots
     from companion.game.geometry import Geometry
     geo = Geometry(rules.rows, rules.inverted)
-    cards = [s.card for _, _, s in layout.slots()]
+    cards = cards_of(layout)
     if len(cards) != geo.size:
         return []
     covered: set[int] = set()
@@ -206,8 +206,8 @@ class FollowStart:
                 # waiting shows it, as the deal does)
                 dealt = replace(with_slots(dealt, early), frame=first.frame - 1 if first.frame > 0 else first.frame)
                 under = {i: r for i, r in {**named, **early}.items() if i in missing}
-                self._waiting = [with_slots(v, {i: r for i, r in under.items() if cards_of(v)[i] is None})
-                                 for v in self._waiting]
+                self._waiting = [with_slots(v, {i: r for i, r in under.items() if seen[i] is None})
+                                 for v, seen in ((v, cards_of(v)) for v in self._waiting)]
             try:
                 follower = Follower(self.rules, dealt, **self.follower_kw)
             except CompanionError as exc:
