@@ -398,6 +398,11 @@ def test_a_card_drawn_again_after_the_waste_was_turned_over_is_a_draw():
     assert changes[-1] == (40 + 7 - 1, "3H"), changes
 
 
+def _card(code: str):
+    from companion.cards import Card
+    return Card.parse(code)
+
+
 def _after_jc_and_2d():
     """A fuser (K=10) that accepted DEAL, then JC + 2D (11 + 2) taken from the bottom row; and
     that table (row, index) -> code."""
@@ -473,3 +478,15 @@ def test_the_first_layout_says_what_was_read_on_its_empty_slots_before():
     for f in range(20, 40):
         second = second or fuser.update(_table(later), f)
     assert second is not None and EARLY_READS not in second.extra
+
+
+def test_a_card_is_last_seen_on_its_own_slot_not_where_another_is_misread_as_it():
+    # JC + 2D taken at frame 10; afterwards the model misreads the card beside JC's slot (QS) as
+    # JC now and then. JC's last sighting stays the frame before it was taken, so a view that hid
+    # several moves orders them by when the cards really vanished.
+    fuser, first = _after_jc_and_2d()
+    assert fuser.last_seen[_card("JC")] == 9
+    for f in range(30, 40):
+        fuser.update(_table({**first, (6, 5): "JC" if f % 3 == 0 else first[(6, 5)]}), f)
+    assert fuser.last_seen[_card("JC")] == 9
+    assert fuser.last_seen[_card("QS")] == 38  # the card read on its own slot still counts

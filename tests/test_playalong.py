@@ -845,6 +845,60 @@ def test_blocked_view_records_removals_in_the_order_the_cards_vanished(first):
     assert list(map(str, f.moves)) == list(map(str, order))
 
 
+def _open_pair_and_a_chain(preset: str):
+    """A deal with a removal ``a`` open at the start, and ``b`` open too after which a removal
+    ``c`` opens (``c`` needs ``b``); no two of them share a card."""
+    for seed in range(1, 400):
+        rules, truth, f = setup(preset, seed)
+        removals = [m for m in truth.legal_moves() if m.kind == "remove"]
+        for a in removals:
+            for b in removals:
+                if set(a.cards) & set(b.cards):
+                    continue
+                opened = [m for m in truth.apply(b).legal_moves() if m.kind == "remove"
+                          and m not in removals and not set(m.cards) & (set(a.cards) | set(b.cards))]
+                if opened:
+                    return rules, truth, f, a, b, opened[0]
+    raise AssertionError("no such deal")
+
+
+@pytest.mark.parametrize("order", ["abc", "bac", "bca"])
+def test_blocked_view_orders_three_removals_as_the_cards_vanished(order):
+    # The search keeps one path to each position: the order it meets first is not the one seen.
+    # Every legal order of the three is recorded as the sightings say.
+    rules, truth, f, a, b, c = _open_pair_and_a_chain("classic")
+    moves = [{"a": a, "b": b, "c": c}[k] for k in order]
+    after = truth
+    last_seen = {}
+    for t, m in enumerate(moves):
+        after = after.apply(m)
+        last_seen.update({str(card): 5 + 7 * t for card in m.cards})
+    layout = layout_of(after, frame=40)
+    f.feed(replace(layout, extra={**layout.extra, "last_seen": last_seen}))
+    assert list(map(str, f.moves)) == list(map(str, moves))
+
+
+def test_moves_behind_one_hand_put_in_the_order_seen_draws_after_the_pairs():
+    # People play the pairs they see, then turn the stock: a draw behind the same hand as two
+    # pairs goes after them; a removal never goes before the one that opened it; the card
+    # named in the view after the moves stays on the last step.
+    from companion.playalong.explain import Explainer
+    from companion.playalong.view import observe
+    rules, truth, _, _, b, c = _open_pair_and_a_chain("classic")
+    draw = Move.parse("draw")
+    after = truth.apply(b).apply(draw).apply(c)
+    turned = after.waste[0][-1]
+    layout = layout_of(after, frame=40)
+    seen = {str(card): 5 for card in b.cards} | {str(card): 12 for card in c.cards}
+    ex = Explainer(observe(replace(layout, extra={**layout.extra, "last_seen": seen}), rules))
+    steps = [((), b), ((), draw), ((turned,), c)]
+    assert ex._in_seen_order(steps, truth) == [((), b), ((), c), ((turned,), draw)]
+    # c seen last before b: still after b (it needs b gone), the draw still last
+    seen = {str(card): 12 for card in b.cards} | {str(card): 5 for card in c.cards}
+    ex = Explainer(observe(replace(layout, extra={**layout.extra, "last_seen": seen}), rules))
+    assert ex._in_seen_order(steps, truth) == [((), b), ((), c), ((turned,), draw)]
+
+
 def test_two_misreads_in_a_chain_are_checks_not_a_card_moved():
     # Slot A read as the card of slot B, and slot B read as a card seen nowhere: once A is
     # taken as misread, B's card is seen nowhere either, so B is misread too (not "moved").

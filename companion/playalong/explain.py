@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from itertools import permutations
+from typing import Any, Iterable, Iterator, Optional
 
 from companion.cards import Card
+from companion.errors import IllegalMoveError
 from companion.moves import DRAW, RECYCLE, REMOVE, TO_CELL, Move
 from companion.playalong.knowledge import learn_stock, learn_waste
 from companion.playalong.view import Observation, agrees, outside_tops
@@ -27,6 +29,9 @@ from companion.playalong.view import Observation, agrees, outside_tops
 #: Draws and recycles one explanation may hold when the table was in view all along (two quick
 #: draws can fall within one fusion window; more cannot).
 MAX_CLEAR_STOCK_STEPS = 2
+
+#: Longest explanation reordered to the order its cards vanished in (``_in_seen_order``).
+MAX_REORDER = 6
 
 #: A step of an explanation: the stock cards learned just before the move, then the move.
 Step = tuple[tuple[Card, ...], Move]
@@ -226,6 +231,34 @@ class Explainer:
                  if m.kind == REMOVE and m.cards and all(c in seen for c in m.cards)]
         return sum(1 for i, a in enumerate(times) for b in times[i + 1:] if a > b)
 
+    def _in_seen_order(self, steps: list[Step], start: Any) -> list[Step]:
+        """``steps`` reordered where the view says more than the search: removals in the order
+        their cards vanished, and turns of the stock after the removals that did not need them
+        (people play the pairs they see before drawing), when that order is legal and leads to
+        the same position. The search keeps one path to each position, so of several moves made
+        behind one hand the order it met first stood (g00403: QS+AH, 7D+6D, KS recorded as
+        7D+6D, KS, QS+AH)."""
+        if (len(steps) < 2 or len(steps) > MAX_REORDER or any(ls for ls, _ in steps[:-1])
+                or self._order_cost(steps) == (0, 0)):
+            return steps  # (a card guessed for a move within the sequence stays with its move)
+        end = _replay(start, steps)
+        if end is None:
+            return steps
+        for order in sorted(permutations(steps), key=lambda o: self._order_cost(list(o))):
+            if self._order_cost(list(order)) >= self._order_cost(steps):
+                break
+            reached = _replay(start, order)
+            if reached is not None and reached.key() == end.key():
+                # cards named on the last step were read in the view after all the moves
+                return [((), m) for _, m in order[:-1]] + [(steps[-1][0], order[-1][1])]
+        return steps
+
+    def _order_cost(self, steps: list[Step]) -> tuple[int, int]:
+        """(removals out of vanishing order, removals after a turn of the stock)."""
+        early = sum(1 for i, (_, m) in enumerate(steps) if m.kind in (DRAW, RECYCLE)
+                    for _, later in steps[i + 1:] if later.kind == REMOVE)
+        return self._disorder(steps), early
+
     @staticmethod
     def _clear_step(move: Move, path: list[Step], drawn: frozenset) -> bool:
         """Whether ``move`` may follow ``path`` when the table was in view all along."""
@@ -253,6 +286,7 @@ class Explainer:
 
         ranked = sorted(options, key=likelihood, reverse=True)  # stable: BFS order breaks ties
         best_steps, best_state = ranked[0]
+        best_steps = self._in_seen_order(best_steps, start)
         guessed = any(c not in self.seen for ls, _ in best_steps for c in ls)
         return Explanation(best_steps, best_state, [s for s, _ in ranked[1:self.max_alternatives + 1]],
                            guessed, self.nodes)
@@ -265,6 +299,18 @@ def _turned(before: Any, after: Any) -> frozenset:
     if after.rules.stock_playable and after.stock and after.stock[0] is not None:
         new.add(after.stock[0])
     return frozenset(new)
+
+
+def _replay(start: Any, steps: Iterable[Step]) -> Optional[Any]:
+    """The position after ``steps`` from ``start``; None if a move is illegal there (in another
+    order, or a stock card named in the search but not in ``start``)."""
+    state = start
+    try:
+        for _, move in steps:
+            state = state.apply(move)
+    except (IllegalMoveError, ValueError):
+        return None
+    return state
 
 
 def explain(start: Any, obs: Observation, *, max_moves: int = 8, max_nodes: int = 4000) -> Optional[Explanation]:

@@ -149,13 +149,16 @@ class LayoutFuser:
         #: first): such a card showing on top again is the top taken, not a draw (``_doubtful``).
         self._beneath: list[list] = []
         self.skipped = 0
-        #: The last frame each card was read in (skipped frames too): the order cards vanished
-        #: in, for a view that hid several moves (``extra["last_seen"]`` of accepted layouts).
+        #: The last frame each card was read in (skipped frames too; a pyramid card only on its
+        #: accepted slot): the order cards vanished in, for a view that hid several moves (``extra["last_seen"]`` of accepted layouts).
         self.last_seen: dict = {}
         #: Frames in a row showing too few of the accepted cards (see ``update``).
         self._lost_run = 0
         #: Pyramid positions an accepted layout has shown emptied (see ``votes.settle``).
         self._emptied: set[int] = set()
+        #: Each pyramid card's slot in the accepted layouts (a card never changes slots; see
+        #: ``_note_seen``).
+        self._home: dict = {}
         #: Until the first layout is accepted: per pyramid position, the cards read there (see
         #: ``EARLY_READS``).
         self._early: dict[int, Counter] = {}
@@ -181,6 +184,7 @@ class LayoutFuser:
         self._lost_run = 0
         self.last_seen.clear()
         self._emptied.clear()
+        self._home.clear()
         self._early.clear()
 
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
@@ -202,6 +206,7 @@ class LayoutFuser:
         if self._window and self._window[-1].rows != layout.rows:
             self._window.clear()
             self._emptied.clear()
+            self._home.clear()
         if isinstance(reading, FrameReading) and self._hand_cue(reading, layout):
             return self._skip("hand")  # cards vanished in a frame that shows a hand: no vote either way
         filled, group = self._fill_unclear_removals(self._fill_occluded(layout, hidden))
@@ -244,6 +249,7 @@ class LayoutFuser:
             self._emptied |= {p for p, (a, b) in enumerate(zip(_key(self.accepted)[:-1], settled[:-1]))
                               if a is not None and b is None}
         self.accepted = self._build(settled, frame)
+        self._home.update({s.card: (r, i) for r, i, s in self.accepted.slots() if s.card is not None})
         if self.pipeline is not None:
             self.pipeline.expected = self.accepted
         return self.accepted
@@ -261,8 +267,12 @@ class LayoutFuser:
                     self._early.setdefault(pos, Counter())[slot.card] += 1
         if frame < 0:
             return
-        for _, _, s in layout.slots():
-            if s.card is not None and s.score >= self.min_score:
+        # A pyramid card never changes slots: read on another slot than the one accepted layouts
+        # showed it on, it is a misread of that slot's card (g00403: QS "seen" 90 frames after
+        # it was taken, and the moves hidden by one hand were recorded out of order).
+        home = self._home
+        for r, i, s in layout.slots():
+            if s.card is not None and s.score >= self.min_score and home.get(s.card, (r, i)) == (r, i):
                 self.last_seen[s.card] = frame
         for pile in layout.waste:
             for c in pile:
