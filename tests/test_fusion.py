@@ -490,3 +490,27 @@ def test_a_card_is_last_seen_on_its_own_slot_not_where_another_is_misread_as_it(
         fuser.update(_table({**first, (6, 5): "JC" if f % 3 == 0 else first[(6, 5)]}), f)
     assert fuser.last_seen[_card("JC")] == 9
     assert fuser.last_seen[_card("QS")] == 38  # the card read on its own slot still counts
+
+
+def test_a_slot_read_hidden_under_a_misread_on_emptied_slots_is_not_held_occluded():
+    # After JC + 2D and then QS + AC, 9D (row 6, card 6) lies open: both slots lying on it are
+    # empty. 9D is taken; every other frame the model misreads a corner on JC's emptied slot,
+    # so the pipeline reports 9D's slot as hidden (a card read lying on it). That read is the
+    # misread, not a card over 9D: the slot is accepted empty, not kept as 9D.
+    from companion.vision.detections import Detections
+    from companion.vision.pipeline import FrameReading
+    fuser, first = _after_jc_and_2d()
+    second = dict(first)
+    del second[(6, 5)], second[(6, 0)]  # QS + AC
+    for f in range(30, 50):
+        fuser.update(_table(second), f)
+    assert fuser.accepted.pyramid[6][5].card is None and str(fuser.accepted.pyramid[5][5].card) == "9D"
+    third = dict(second)
+    del third[(5, 5)]
+    for f in range(50, 90):
+        if f % 2:
+            reading = FrameReading(_table({**third, (6, 6): "AS"}), Detections.empty(), hidden=((5, 5),))
+        else:
+            reading = FrameReading(_table(third), Detections.empty())
+        fuser.update(reading, f)
+    assert fuser.accepted.pyramid[5][5].card is None

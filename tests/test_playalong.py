@@ -1111,3 +1111,58 @@ def test_a_stock_card_read_on_an_empty_slot_does_not_stop_the_record():
         events += f.feed(layout_of(state, frame=frame).with_slot(r, i, SlotReading.known(misread)))
     assert [e.kind for e in events] == ["check", "move"], events
     assert len(f.moves) == 2 and f.moves[-1].kind == "draw" and f.status == "check"
+
+
+def _misread_card_then_drawn():
+    """A follower after a pyramid pair; the table then; the card the next draw turns (X), which
+    pairs with an open pyramid card (P); the slot the camera misreads as X; the table after the draw."""
+    for seed in range(19, 200):
+        rules, truth, f = setup("classic", seed)
+        pair = next((m for m in truth.legal_moves() if m.kind == "remove" and len(m.cards) == 2
+                     and all(c in truth.pyramid for c in m.cards)), None)
+        if pair is None:
+            continue
+        after = truth.apply(pair)
+        drawn = after.apply(Move.parse("draw"))
+        x = drawn.waste[0][-1]
+        partner = next((c for c in drawn.available() if c is not x and rules.pairs(x, c)), None)
+        if partner is None or partner not in drawn.pyramid:
+            continue
+        assert [e.kind for e in f.feed(layout_of(after, frame=5))] == ["move"]
+        slot = truth.pyramid.index(pair.cards[0])
+        r = next(r for r in range(rules.rows) if slot < (r + 1) * (r + 2) // 2)
+        return rules, after, drawn, f, x, partner, (r, slot - r * (r + 1) // 2)
+    raise AssertionError("no such deal")
+
+
+def test_a_card_misread_on_an_empty_slot_stays_a_misread_once_drawn_and_lifted():
+    # A stock card X read on an emptied slot (a check); X drawn, seen on the waste and still on
+    # the slot: one card lies in one place, the slot is the misread. X lifted to pair: the same
+    # misread, so the lift is the first card of a pair (no "wrong place", no "removed alone"),
+    # also when another slot is misread meanwhile; the pair then completes.
+    rules, after, drawn, f, x, partner, (r, i) = _misread_card_then_drawn()
+    ghost = lambda state, frame: layout_of(state, frame=frame).with_slot(r, i, SlotReading.known(x))
+    events = f.feed(ghost(after, 20)) + f.feed(ghost(drawn, 30))
+    assert [e.kind for e in events] == ["check", "move"], events
+    lifted = ghost(drawn, 40)
+    lifted = replace(lifted, waste=tuple(tuple(c for c in p if c is not x) for p in lifted.waste))
+    assert f.feed(lifted) == [] and f.status == "pending"
+    other = next((rr, ii) for rr, ii, s in lifted.slots() if s.card is not None and s.card is not partner
+                 and (rr, ii) != (r, ii))
+    elsewhere = misread(lifted, *other, Card.parse("KS") if lifted.pyramid[other[0]][other[1]].card
+                        != Card.parse("KS") else Card.parse("KH"))
+    assert [e.kind for e in f.feed(replace(elsewhere, frame=45))] in ([], ["check"])
+    assert f.status == "pending" and "illegal" not in kinds(f)
+    done = drawn.apply(Move.remove(x, partner))
+    events = f.feed(ghost(done, 55))
+    assert [e.kind for e in events][:1] == ["move"] and str(f.moves[-1]) == str(Move.remove(x, partner))
+    assert "illegal" not in kinds(f)
+
+
+def test_a_waste_card_read_on_an_empty_slot_too_is_a_misread():
+    # The drawn card X lies on the waste and the camera reads it there; read on an emptied slot
+    # as well, that slot is the misread (a check), not X moved there by hand.
+    rules, after, drawn, f, x, partner, (r, i) = _misread_card_then_drawn()
+    assert [e.kind for e in f.feed(layout_of(drawn, frame=30))] == ["move"]
+    events = f.feed(layout_of(drawn, frame=40).with_slot(r, i, SlotReading.known(x)))
+    assert [e.kind for e in events] == ["check"] and "the game has no card there" in events[0].text

@@ -222,7 +222,7 @@ class Follower:
         # Cards read on slots the game has empty that no move can have put there (misreads):
         # the rest of the view is explained without them, so a persistent one does not stop
         # the record (g00405: a draw lost while 8H was read on a cleared slot).
-        phantoms = [] if wrong else phantom_cards(state, fixed)
+        phantoms = [] if wrong else phantom_cards(state, fixed, frozenset(self._said_checks))
         if phantoms:
             gone = {k[0] for k, _ in phantoms}
             fixed = fixed.with_pyramid(tuple(None if s in gone else c for s, c in enumerate(fixed.pyramid)))
@@ -284,11 +284,15 @@ class Follower:
         if found is None:
             # misread slots are the eye's doing: say what the person did with the cards
             text = diagnose(state, fixed, wrong, self.game.moves, self.max_moves)
-            if lone is None and not wrong and self._first_of_pair(state, obs):
+            if not wrong and self._first_of_pair(state, fixed):
                 # one open card lifted: usually the first card of a pair. Decide on
                 # the next view: the pair completed, or the card put back (then it was illegal).
-                gone = [c for c in open_cards(state) if c not in obs.visible()]
-                self._lone = lone_card(self.rules, state, obs, gone, text)
+                # The same card still the only one gone (another view only by a misread
+                # elsewhere): the wait goes on (``tick`` ends it).
+                gone = [c for c in open_cards(state) if c not in fixed.visible()]
+                if lone is None or set(gone) != set(lone.cards):
+                    lone = lone_card(self.rules, state, obs, gone, text)
+                self._lone = lone
                 self.status = "pending"
                 return new
             if phantoms and legal_removal(state, fixed, []):  # ``fixed`` has their slots empty

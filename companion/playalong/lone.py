@@ -48,6 +48,8 @@ class LoneCard:
     watched: tuple[Card, ...] = ()
     #: The view was blocked since the lift (``view_blocked``): the verdict waits as for a partner.
     blocked: bool = False
+    #: The card(s) lifted.
+    cards: tuple[Card, ...] = ()
 
     def due(self, frame: int, fps: float, lone_s: float,
             sightings: Optional[Mapping[Card, int]] = None) -> bool:
@@ -77,7 +79,7 @@ def lone_card(rules: Any, state: Any, obs: Observation, gone: list[Card], text: 
     """The lone card(s) ``gone`` in ``obs``, with the open cards they pair with."""
     partners = tuple(c for c in state.available() if c not in gone and any(rules.pairs(c, g) for g in gone))
     watched = tuple(sorted((c for c in obs.visible() if c not in gone), key=str))
-    return LoneCard(lifted_at(obs, gone), text, partners, watched)
+    return LoneCard(lifted_at(obs, gone), text, partners, watched, cards=tuple(gone))
 
 
 def lifted_at(obs: Observation, gone: list[Card]) -> int:

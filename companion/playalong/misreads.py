@@ -171,17 +171,23 @@ def alt_text(obs: Observation, s: int, card: Card) -> str:
     return ""
 
 
-def phantom_cards(state: Any, obs: Observation) -> list[tuple]:
+def phantom_cards(state: Any, obs: Observation, known: frozenset = frozenset()) -> list[tuple]:
     """``((slot, card), text)`` for each pyramid slot the game has empty that reads a card no
     move can have put there: not removed (put back), not on the table elsewhere (moved by
     hand), so a card of the stock or one never seen: a misread (the corner of the card
-    beneath, a glare)."""
+    beneath, a glare). A waste card the camera reads on its pile too is one as well: one card
+    lies in one place (g00405: 6H's second index read as 8H, once 8H was drawn). ``known``: the
+    ``(slot, card)`` readings taken for misreads before; the same reading again is one still, even
+    once that card is in play or removed (the person lifting 8H from the waste to pair it)."""
     expected = expected_pyramid(state)
-    on_table = {c for c in state.pyramid if c is not None} | {c for p in state.waste for c in p if c is not None}
+    on_waste = {c for p in state.waste for c in p if c is not None}
+    on_table = {c for c in state.pyramid if c is not None} | on_waste
+    in_its_place = on_waste & {c for p in obs.waste for c in p}
     removed = state.removed
     return [((s, got), f"check {slot_name(s)}: the camera reads {got}, the game has no card there")
             for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
-            if exp is None and got is not None and got not in removed and got not in on_table]
+            if exp is None and got is not None and ((s, got) in known or (
+                got not in removed and (got not in on_table or got in in_its_place)))]
 
 
 def legal_removal(state: Any, obs: Observation, slots: list[int]) -> bool:

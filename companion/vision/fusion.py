@@ -49,8 +49,9 @@ Before voting, each frame is cleaned:
   while the view was blocked);
 * a slot that must hold a card (a card still lies on it) but shows none is
   taken from the accepted layout: a card cannot leave from under another, so
-  this is occlusion, not a move. The same for a slot read with a score under
-  ``min_score``.
+  this is occlusion, not a move (unless the accepted layout has the slots lying
+  on it empty: then the card read there is the misread). The same for a slot
+  read with a score under ``min_score``.
 
 A slot an accepted layout has shown emptied is empty while no card holds the quorum there (also
 after a misread once held it): a read flickering on it (the second index of the card it bared,
@@ -492,11 +493,19 @@ class LayoutFuser:
     def _fill_occluded(self, layout: TableLayout, hidden: tuple[tuple[int, int], ...]) -> TableLayout:
         if self.accepted is None or self.accepted.rows != layout.rows:
             return layout
+        acc = self.accepted.pyramid
         rows = [list(r) for r in layout.pyramid]
         changed = False
         for r, i, s in layout.slots():
-            old = self.accepted.pyramid[r][i]
-            if ((r, i) in hidden or (s.card is not None and s.score < self.min_score)) and old.card is not None:
+            old = acc[r][i]
+            # Hidden: a card read on a slot lying on it. Where the accepted layout has both of those
+            # slots empty, that read is a misread (no card comes back onto the pyramid), and the
+            # slot is as the frame shows it (g00405: 6H's second index read as 8H on the emptied
+            # slot below kept the 9S taken from above it on the table for 50 frames).
+            held_from_above = r + 1 < layout.rows and (acc[r + 1][i].card is not None
+                                                       or acc[r + 1][i + 1].card is not None)
+            if (((r, i) in hidden and held_from_above) or (s.card is not None and s.score < self.min_score)) \
+                    and old.card is not None:
                 rows[r][i] = old
                 changed = True
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)) if changed else layout
