@@ -754,6 +754,42 @@ def test_deal_misread_beats_a_guess_at_hidden_cards():
     assert f.moves[-2:] == (Move.remove(y, w), Move.parse("draw")) and f.status == "check"
 
 
+def _bottom_pair_and_a_stranger(rules):
+    """A deal whose bottom row has a pair Y+Z (not kings), and a stock card X that pairs with
+    neither (read for Y, X+Z is no pair)."""
+    for seed in range(200):
+        deal = Deal.random(rules, random.Random(seed))
+        bottom = list(range(21, 28))
+        for a in bottom:
+            y = deal.cards[a]
+            z = next((deal.cards[b] for b in bottom if b != a and rules.pairs(y, deal.cards[b])), None)
+            if z is None or y.rank == 13:
+                continue
+            x = next(c for c in deal.cards[28:] if not rules.pairs(c, z) and c.rank != 13)
+            return deal, a - 21, y, z, x
+    raise AssertionError("no such deal")
+
+
+@pytest.mark.parametrize("runner_up", [0.3, 0.1])
+def test_deal_misread_is_corrected_by_the_cameras_runner_up_reading(runner_up):
+    # The deal read from the view took Y for X, with Y as the runner-up reading (0.3 against
+    # 0.55). The person removes Y+Z: as read, X+Z is no pair; with the slot as the camera's
+    # other reading, it is, and the deal is corrected (a check says so). A runner-up the camera
+    # gave little weight (0.1) is not taken: the removal stays illegal.
+    rules = Rules.preset("classic")
+    deal, i, y, z, x = _bottom_pair_and_a_stranger(rules)
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, misread(layout_of(truth, frame=0), 6, i, x, 0.55, runner_up))
+    events = f.feed(layout_of(truth.apply(Move.remove(y, z)), frame=20))
+    if runner_up >= 0.25 * 0.55:
+        assert [e.kind for e in events] == ["check", "move"], events
+        assert "the deal was misread" in events[0].text and f"is {y}, not {x}" in events[0].text
+        assert f.moves == (Move.remove(y, z),) and f.game.deal.pyramid[21 + i] is y
+    else:
+        events += f.tick(200)
+        assert "illegal" in [e.kind for e in events] and f.moves == ()
+
+
 def test_removed_card_put_back_on_the_pyramid_stays_illegal():
     # The same card seen again where it was dealt is the person's doing (put back), not a misreading.
     rules = Rules.preset("classic")

@@ -14,6 +14,11 @@ the stock: the deal read it where another card lay): its recorded moves are repl
 slot's other card. With no other reading of the slot, ``same_rank_readings`` offers the cards of
 its rank that the game has not placed, the other suit of the same colour first (QC for QS is
 the eye's most common misreading); a pair removed with it stays a pair.
+
+Last, a card of the deal taken in a move the view cannot explain is re-read as the camera's
+runner-up reading of its slot (``RunnerUps``: the best that runner-up ever scored against the
+slot's reading, from ``RUNNER_UP_MIN`` of it): g00402's deal read 8H as JH (runner-up 8H, as
+sure in one view) and JD as QD, and 8H+5C and JD+2D then looked illegal.
 """
 
 from __future__ import annotations
@@ -27,6 +32,40 @@ from companion.moves import Move
 
 #: At most this many slots are tried one by one (each try replays the record and searches).
 MAX_SLOTS = 4
+#: A runner-up reading is tried for a slot once it scored this share of the slot's reading.
+RUNNER_UP_MIN = 0.25
+
+
+class RunnerUps:
+    """Per pyramid slot, the other readings the camera gave it and their best share of the
+    reading's score (over every view with a card on the slot)."""
+
+    def __init__(self) -> None:
+        self.share: dict[int, dict[Card, float]] = {}
+
+    def note(self, pyramid: tuple, readings: tuple) -> None:
+        for slot, (card, reading) in enumerate(zip(pyramid, readings)):
+            if card is None or reading.card is not card:
+                continue
+            best = self.share.setdefault(slot, {})
+            for other, score in reading.alternatives:
+                if other is not card and score > 0:
+                    share = score / max(reading.score, 1e-6)
+                    best[other] = max(best.get(other, 0.0), share)
+
+    def readings(self, slots: Iterable[int]) -> list[dict[int, Card]]:
+        """``{slot: card}`` for each runner-up of ``slots`` from ``RUNNER_UP_MIN``, surest first;
+        then two slots' runner-ups together (two cards of a view both misread), two a slot at most."""
+        out = [(share, slot, card) for slot in slots for card, share in self.share.get(slot, {}).items()
+               if share >= RUNNER_UP_MIN]
+        out.sort(key=lambda t: (-t[0], t[1], t[2].index))
+        per_slot: dict[int, list[Card]] = {}
+        for _, slot, card in out:
+            if len(per_slot.setdefault(slot, [])) < 2:
+                per_slot[slot].append(card)
+        pairs = [{a: x, b: y} for a, b in combinations(sorted(per_slot), 2)
+                 for x in per_slot[a] for y in per_slot[b] if x is not y]
+        return [{slot: card} for _, slot, card in out] + pairs
 
 
 def corrected_games(rules: Any, game: Game, readings: Iterable[tuple[int, Card]],

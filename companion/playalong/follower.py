@@ -33,7 +33,7 @@ from companion.errors import IllegalMoveError, InvalidLayoutError
 from companion.game import Deal, Game
 from companion.layout import TableLayout
 from companion.moves import DRAW, RECYCLE, Move
-from companion.playalong.deal_reads import corrected_games, same_rank_readings
+from companion.playalong.deal_reads import RunnerUps, corrected_games, same_rank_readings
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_unread
@@ -110,6 +110,8 @@ class Follower:
         #: The last other card the camera read on each pyramid slot (a check, open or closed):
         #: a deal read from the view may be corrected to it (``_correct_deal``).
         self._read_otherwise: dict[int, Card] = {}
+        #: The camera's other readings of each slot (a misread deal corrected by them).
+        self._runner_ups = RunnerUps()
         #: (moves recorded before, deal as known before) of each inferred change, newest last:
         #: a later view that contradicts an inference may revise it (never a move entered by hand)
         self._checkpoints: list[tuple[int, Deal]] = []
@@ -175,6 +177,8 @@ class Follower:
         self._gap = self._real_gap(prev, layout.frame, skipped) or (self._pending is not None and self._pending_gap)
         self._unseen_frames = max(skipped, layout.frame - prev if prev is not None and prev >= 0 else 0)
         self._last_obs = obs
+        if self._deal_read and obs.readings:
+            self._runner_ups.note(obs.pyramid, obs.readings)
         try:
             return self._process(obs)
         finally:
@@ -471,9 +475,14 @@ class Follower:
         # slot as the camera read it otherwise, else another card of its rank (the move stays a pair).
         reappeared = frozenset(obs.visible() & self.game.state.removed)
         guesses = [{slot: card} for slot, card in same_rank_readings(self.rules, self.game, reappeared)]
-        attempts = ((g, i >= len(tries)) for i, t in enumerate(tries + guesses)
+        # Last, the cards gone from their slots as the camera's runner-up reading of those slots.
+        state = self.game.state
+        taken = [s for s, c in enumerate(state.pyramid) if c is not None and obs.pyramid[s] is not c]
+        runner = self._runner_ups.readings(taken)
+        kinds = ["read"] * len(tries) + ["rank"] * len(guesses) + ["runner-up"] * len(runner)
+        attempts = ((g, kind) for t, kind in zip(tries + guesses + runner, kinds)
                     for g in corrected_games(self.rules, self.game, sorted(t.items()), reappeared))
-        for (game, changed), guessed in attempts:
+        for (game, changed), kind in attempts:
             fixed, _, wrong = eye_check(game.state, obs)
             found = None if wrong else self._explain(game.state, fixed, None, None)
             if found is None or found.guessed:
@@ -483,8 +492,10 @@ class Follower:
             self._open_checks -= {(s, new) for s, (_, new) in changed.items()}
             self._said_checks.clear()
             fixes = ", ".join(f"{slot_name(s)} is {new}, not {old}" for s, (old, new) in changed.items())
-            why = (f"{', '.join(str(old) for old, _ in changed.values())} turned up again; a card of its rank "
-                   "never seen" if guessed else "as the camera reads it; the table makes sense only so")
+            why = {"rank": f"{', '.join(str(old) for old, _ in changed.values())} turned up again; a card of "
+                           "its rank never seen",
+                   "runner-up": "the camera's other reading of it; the table makes sense only so"}.get(
+                kind, "as the camera reads it; the table makes sense only so")
             events = [Event(obs.frame, CHECK, f"the deal was misread: {fixes} ({why}): record corrected")] + \
                 self._record(found, obs.frame)
             self._last_illegal = None
