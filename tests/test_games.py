@@ -112,3 +112,13 @@ def test_committed_sample_followed_end_to_end(folder, known_deal):
     assert run.moves == [m["move"] for m in truth["moves"]]
     assert s["phantom"] == 0
     assert s["illegal_reported"] == s["illegal"] >= 1
+
+
+def test_moves_matched_in_order_counts_the_longest_common_run():
+    from tools.games.follow import matched_in_order
+    want = ["QS+AH", "7D+6D", "KS", "draw", "draw"]
+    assert matched_in_order(want, want) == 5
+    assert matched_in_order(want, ["7D+6D", "KS", "QS+AH", "draw", "draw"]) == 4  # one move out of order
+    assert matched_in_order(want, ["QS+AH", "7D+6D", "KS", "draw"]) == 4  # a draw missed
+    assert matched_in_order(want, ["QS+AH", "JH+2D", "7D+6D", "KS", "draw", "draw"]) == 5  # a phantom move
+    assert matched_in_order(want, []) == 0

@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         s["detector"] = run.detector
         rows.append(s)
         if args.verbose:
-            print(f"{folder.name}: {s['recorded']}/{s['moves']} moves, in order {s['all_in_order']}, "
+            print(f"{folder.name}: {s['recorded']}/{s['moves']} moves ({s['matched']} right, in order), "
+                  f"all in order {s['all_in_order']}, "
                   f"first wrong move {s['first_wrong']} ({s['pyramid_left']} pyramid cards left), "
                   f"phantom {s['phantom']} {s['phantom_moves']}, illegal {s['illegal_reported']}/{s['illegal']}, "
                   f"spurious illegal {s['spurious_illegal']}, checks {s['checks']}", flush=True)
@@ -71,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     follow_ms = sum(r["follow_ms"] * r["frames"] for r in rows) / max(1, frames)
     rec_ms = sum(r["recognise_ms"] * r["frames"] for r in rows) / max(1, frames)
     print(f"detector: {rows[0]['detector']}; deal: {args.deal}; {n} games, {frames} frames")
-    print(f"every move recovered in order: {sum(r['all_in_order'] for r in rows)}/{n}")
+    print(f"every move recovered in order: {sum(r['all_in_order'] for r in rows)}/{n}; moves recorded right, "
+          f"in order: {sum(r['matched'] for r in rows)}/{sum(r['moves'] for r in rows)} "
+          f"(recorded at all: {sum(r['recorded'] for r in rows)})")
     print(f"games with a phantom move: {sum(r['phantom'] > 0 for r in rows)}/{n} "
           f"({sum(r['phantom'] for r in rows)} phantom moves)")
     print(f"illegal removals reported while off the table: {sum(r['illegal_reported'] for r in rows)}/"

@@ -116,6 +116,18 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     return run
 
 
+def matched_in_order(want: list[str], got: list[str]) -> int:
+    """Moves recorded right and in the right order: the longest common subsequence of the truth
+    and the record (a phantom move or a missed one costs one, a wrong order of two moves one)."""
+    prev = [0] * (len(got) + 1)
+    for a in want:
+        cur = [0]
+        for j, b in enumerate(got):
+            cur.append(prev[j] + 1 if a == b else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
 def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
     """Compare a run with the truth: moves in order, phantom moves, illegal removals reported."""
     want = [m["move"] for m in truth["moves"]]
@@ -145,7 +157,8 @@ def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
         for m in want[:k]:
             state = state.apply(m)
         left = sum(c is not None for c in state.pyramid)
-    return {"name": truth.get("name", ""), "moves": len(want), "first_wrong": first_wrong, "pyramid_left": left, "recorded": len(got), "all_in_order": got == want,
+    return {"name": truth.get("name", ""), "moves": len(want), "first_wrong": first_wrong, "pyramid_left": left,
+            "recorded": len(got), "matched": matched_in_order(want, got), "all_in_order": got == want,
             "phantom": len(extra), "phantom_moves": extra[:5], "illegal": len(truth["illegal"]),
             "illegal_reported": reported, "illegal_reported_any": reported_any, "spurious_illegal": spurious,
             "checks": sum(1 for e in run.events if e.kind == "check"), "frames": run.frames,
