@@ -151,7 +151,8 @@ class LayoutFuser:
         self._beneath: list[list] = []
         self.skipped = 0
         #: The last frame each card was read in (skipped frames too; a pyramid card only on its
-        #: accepted slot): the order cards vanished in, for a view that hid several moves (``extra["last_seen"]`` of accepted layouts).
+        #: accepted slot): the order cards vanished in, for a view that hid several moves
+        #: (``extra["last_seen"]`` of accepted layouts).
         self.last_seen: dict = {}
         #: Frames in a row showing too few of the accepted cards (see ``update``).
         self._lost_run = 0
@@ -502,13 +503,18 @@ class LayoutFuser:
             # slots empty, that read is a misread (no card comes back onto the pyramid), and the
             # slot is as the frame shows it (g00405: 6H's second index read as 8H on the emptied
             # slot below kept the 9S taken from above it on the table for 50 frames).
-            held_from_above = r + 1 < layout.rows and (acc[r + 1][i].card is not None
-                                                       or acc[r + 1][i + 1].card is not None)
-            if (((r, i) in hidden and held_from_above) or (s.card is not None and s.score < self.min_score)) \
+            held = any(acc[a][b].card is not None for a, b in _lying_on(r, i, layout.rows, self.rules.inverted))
+            if (((r, i) in hidden and held) or (s.card is not None and s.score < self.min_score)) \
                     and old.card is not None:
                 rows[r][i] = old
                 changed = True
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)) if changed else layout
+
+
+def _lying_on(r: int, i: int, rows: int, inverted: bool) -> list[tuple[int, int]]:
+    """The slots whose cards lie on slot ``(r, i)`` (``lattice.covering`` the other way round)."""
+    cand = [(r - 1, i - 1), (r - 1, i)] if inverted else [(r + 1, i), (r + 1, i + 1)]
+    return [(a, b) for a, b in cand if 0 <= a < rows and 0 <= b <= a]
 
 
 def _neighbours(r: int, i: int, rows: int) -> list[tuple[int, int]]:
