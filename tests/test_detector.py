@@ -139,7 +139,8 @@ def test_shipped_model_reads_the_samples(detector):
 
 
 def test_a_table_turned_a_quarter_is_read_any_way(detector):
-    # the sample whose table lies turned by about 90 degrees: upright, the model names few of its cards
+    # the sample whose table lies turned by about 90 degrees: upright, the model names fewer of its
+    # cards (r4's detector 16 or so of 29, ft3's 21), turned all but a few
     path = SAMPLES / "val_s12_000012.jpg"
     image = cv2.imread(str(path))
     classes, boxes = read_labels(path.with_suffix(".txt"), image.shape[1], image.shape[0])
@@ -150,7 +151,7 @@ def test_a_table_turned_a_quarter_is_read_any_way(detector):
     dets = dets[dets.confidence >= 0.25]
     assert k != 0
     named = cards & set(dets.class_id.tolist())
-    assert len(named) >= 0.8 * len(cards) and len(named) >= len(cards & set(upright.class_id.tolist())) + 10
+    assert len(named) >= 0.9 * len(cards) and len(named) >= len(cards & set(upright.class_id.tolist())) + 5
     # in the image's own pixels: each card named right lies on one of its labelled corners
     for c in named:
         ours = dets.xyxy[dets.class_id == c]
@@ -244,7 +245,7 @@ def test_zoom_reads_a_table_far_from_the_camera(detector):
     path = SAMPLES / "val_s12_000024.jpg"
     image = cv2.imread(str(path))
     classes, _ = read_labels(path.with_suffix(".txt"), image.shape[1], image.shape[0])
-    small = cv2.resize(image, None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
+    small = cv2.resize(image, None, fx=0.35, fy=0.35, interpolation=cv2.INTER_AREA)
     frame = np.full((720, 1280, 3), 60, np.uint8)
     frame[200:200 + small.shape[0], 300:300 + small.shape[1]] = small
     cards = set(classes.tolist())
@@ -254,7 +255,8 @@ def test_zoom_reads_a_table_far_from_the_camera(detector):
         return len(cards & set(det[det.confidence >= 0.25].class_id.tolist()))
 
     once, twice = named(False), named(True)
-    # (s2: 2x the cards with the zoom; r4, trained with close-ups, reads 18 of 25 alone, 25 with it)
+    # (s2: 2x the cards with the zoom; r4, trained with close-ups, read 18 of 25 alone at 0.4 of
+    # the size, 25 with it; ft3 reads all 25 alone at 0.4, and 18 of 25 alone at 0.35, 25 with it)
     assert twice >= max(once + 3, 0.8 * len(cards)), (once, twice, len(cards))
 
 
@@ -348,10 +350,12 @@ def test_faint_corners_setting_round_trips_and_is_off_by_default(tmp_path):
 
 
 def test_faint_corners_surely_named_find_more_cards(detector):
-    # A hard sample (small, blurred cards): the sure corners name 3 of its 29 cards, the faint
-    # ones surely named add 4 more and no false card.
+    # A hard sample (small, blurred cards), blurred more: the sure corners miss some of its 29
+    # cards, the faint ones surely named add some and no false card. (r4's detector named 3 of
+    # the sample as it is, and 7 with the faint corners; ft3 names 21 either way, and blurred
+    # with sigma 1.5, 18 and 19.)
     path = SAMPLES / "val_s12_000012.jpg"
-    image = cv2.imread(str(path))
+    image = cv2.GaussianBlur(cv2.imread(str(path)), (0, 0), 1.5)
     classes, _ = read_labels(path.with_suffix(".txt"), image.shape[1], image.shape[0])
     cards = set(classes.tolist())
     found = {}
