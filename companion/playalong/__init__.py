@@ -8,7 +8,8 @@ the first stable views (waiting for cards hidden in the first one).
 """
 
 from companion.playalong.explain import Explainer, Explanation
-from companion.playalong.follower import CHECK, ILLEGAL, MOVE, Event, Follower, deal_from_layout
+from companion.playalong.events import CHECK, ILLEGAL, MOVE, Event
+from companion.playalong.follower import Follower, deal_from_layout
 from companion.playalong.start import FollowStart
 from companion.playalong.view import Observation, agrees, observe, state_view
 

@@ -20,12 +20,13 @@ completes; it is illegal when the card comes back or stays gone longer than ``lo
 after the camera last read it (``tick`` tells the follower that frames went by without a
 new layout). After a blocked view, when a stock card turned out of sight could have paired it,
 the next view decides instead: the card back (illegal), or the table moved on with the card
-still gone (the guessed draw and pair are recorded, with a check saying so).
+still gone (the guessed draw and pair are recorded, with a check saying so). A view no legal
+continuation explains may show that the record was inferred wrong: ``revisions`` corrects it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Iterable, Mapping, Optional
 
 from companion.cards import Card
@@ -33,25 +34,15 @@ from companion.errors import IllegalMoveError, InvalidLayoutError
 from companion.game import Deal, Game
 from companion.layout import TableLayout
 from companion.moves import DRAW, RECYCLE, Move
-from companion.playalong.deal_reads import RunnerUps, corrected_games, same_rank_readings
+from companion.playalong.deal_reads import RunnerUps
+from companion.playalong.events import CHECK, ILLEGAL, MOVE, Event
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_unread
 from companion.playalong.misreads import (diagnose, doubtful_readings, eye_check, legal_removal, open_cards,
                                           phantom_cards)
+from companion.playalong.revisions import RecordRevisions
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
-
-MOVE, ILLEGAL, CHECK = "move", "illegal", "check"
-
-
-@dataclass(frozen=True)
-class Event:
-    frame: int
-    kind: str  # "move" | "illegal" | "check"
-    text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"frame": int(self.frame), "kind": self.kind, "text": self.text}
 
 
 def deal_from_layout(rules: Any, layout: TableLayout) -> Deal:
@@ -73,7 +64,7 @@ def deal_from_layout(rules: Any, layout: TableLayout) -> Deal:
     return Deal.from_cards(rules, [None if i in hidden else c for i, c in enumerate(pyramid)], reserve)
 
 
-class Follower:
+class Follower(RecordRevisions):
     """Follow one game. ``start``: a Deal, deal text, a first layout, or a Game to resume."""
 
     def __init__(self, rules: Any, start: Deal | str | TableLayout | Game, *, max_moves: int = 8,
@@ -425,116 +416,6 @@ class Follower:
         if found is None and hidden:
             found = Explainer(obs, deep=True, **kw).search(state)
         return found
-
-    def _revise_guess(self, obs: Observation) -> Optional[list[Event]]:
-        """A card once guessed as the partner of a hidden pair is seen again: the pair used
-        another card of that rank. Swap the guess (same place in the deal) and replay."""
-        seen = obs.visible()
-        rules = self.rules
-        deal = self.game.deal
-        for wrong in sorted(self._guessed & seen & self.game.state.removed, key=lambda c: c.index):
-            index = deal.cards.index(wrong)
-            known = set(deal.known())
-            for other in sorted(rules.deck_cards(), key=lambda c: c.index):
-                if other in known or other in seen or rules.value(other) != rules.value(wrong):
-                    continue
-                cards = list(deal.cards)
-                cards[index] = other
-                game = Game(rules, Deal(rules, cards))
-                try:
-                    for m in self.game.moves:
-                        if wrong in m.cards:
-                            m = Move.remove(*(other if c is wrong else c for c in m.cards))
-                        game.play(m)
-                except ValueError:
-                    continue
-                found = self._explain(game.state, obs, self.max_moves, self.max_nodes)
-                if found is None:
-                    continue
-                self.game = game
-                self._guessed.discard(wrong)
-                self._guessed.add(other)
-                self._checkpoints.clear()
-                events = [Event(obs.frame, CHECK, f"{wrong} is on the table: the hidden pair used {other}, "
-                                                  f"not {wrong} (record corrected)")]
-                return events + self._record(found, obs.frame)
-        return None
-
-    def _correct_deal(self, obs: Observation, checks: list[tuple]) -> Optional[list[Event]]:
-        """No legal continuation explains ``obs`` with the deal as read from the view (or only a
-        guess at hidden cards does): try it with the slots the camera reads otherwise (open checks
-        and this view's) as the camera reads them. On success the record, status and events follow."""
-        readings = {k[0]: k[1] for k in list(self._open_checks) + [key for key, _ in checks]
-                    if isinstance(k[0], int) and isinstance(k[1], Card)}
-        # then with the other readings of earlier views too (a check closed since: the slot's
-        # card flickered between two readings, and the deal took the wrong one)
-        tries = [readings, {**self._read_otherwise, **readings}]
-        if tries[1] == readings:
-            tries.pop()
-        # A removed card seen again (drawn from the stock) was never where the deal put it: its
-        # slot as the camera read it otherwise, else another card of its rank (the move stays a pair).
-        reappeared = frozenset(obs.visible() & self.game.state.removed)
-        guesses = [{slot: card} for slot, card in same_rank_readings(self.rules, self.game, reappeared)]
-        # Last, the cards gone from their slots as the camera's runner-up reading of those slots.
-        state = self.game.state
-        taken = [s for s, c in enumerate(state.pyramid) if c is not None and obs.pyramid[s] is not c]
-        runner = self._runner_ups.readings(taken)
-        kinds = ["read"] * len(tries) + ["rank"] * len(guesses) + ["runner-up"] * len(runner)
-        attempts = ((g, kind) for t, kind in zip(tries + guesses + runner, kinds)
-                    for g in corrected_games(self.rules, self.game, sorted(t.items()), reappeared))
-        for (game, changed), kind in attempts:
-            fixed, _, wrong = eye_check(game.state, obs)
-            found = None if wrong else self._explain(game.state, fixed, None, None)
-            if found is None or found.guessed:
-                continue
-            self.game = game
-            self._checkpoints.clear()
-            self._open_checks -= {(s, new) for s, (_, new) in changed.items()}
-            self._said_checks.clear()
-            fixes = ", ".join(f"{slot_name(s)} is {new}, not {old}" for s, (old, new) in changed.items())
-            why = {"rank": f"{', '.join(str(old) for old, _ in changed.values())} turned up again; a card of "
-                           "its rank never seen",
-                   "runner-up": "the camera's other reading of it; the table makes sense only so"}.get(
-                kind, "as the camera reads it; the table makes sense only so")
-            events = [Event(obs.frame, CHECK, f"the deal was misread: {fixes} ({why}): record corrected")] + \
-                self._record(found, obs.frame)
-            self._last_illegal = None
-            self.status = "check"
-            self.events.extend(events)
-            return events
-        return None
-
-    def _revise(self, obs: Observation, depth: int = 3) -> Optional[list[Event]]:
-        """Explain ``obs`` from before one of the last inferred changes (a hidden double draw or a
-        wrong guess shows only later); on success the inferred tail of the record is replaced."""
-        moves = self.game.moves
-        for n_before, deal in reversed(self._checkpoints[-depth:]):
-            if n_before >= len(moves):
-                continue
-            game = Game(self.rules, deal)
-            for m in moves[:n_before]:
-                game.play(m)
-            found = self._explain(game.state, obs, self.max_moves + len(moves) - n_before, self.max_nodes)
-            if found is None or not (self.game.state.removed - self._guessed) <= found.state.removed:
-                continue
-            # a removal of cards that were all seen stays as recorded: only guesses and hidden draws move
-            solid = {m for m in moves[n_before:] if m.is_removal and not set(m.cards) & self._guessed}
-            if not solid <= set(found.moves):
-                continue
-            # nor may it take cards that were not in view just before (other than its own guess)
-            guess = {c for ls, _ in found.steps for c in ls if c not in obs.visible()}
-            if not found.state.removed <= self.game.state.removed | self._prev_visible | guess:
-                continue
-            old = moves[n_before:]
-            self.game = game
-            self._checkpoints = [c for c in self._checkpoints if c[0] < n_before]
-            self._hidden_points = [p for p in self._hidden_points if p.index < n_before]
-            frame = obs.frame
-            events = [Event(frame, CHECK, f"revised moves {n_before + 1}-{len(moves)}: "
-                                          f"{' '.join(map(str, old))} -> "
-                                          f"{' '.join(map(str, found.moves)) or '(none)'}")]
-            return events + self._record(found, frame)
-        return None
 
     def _record(self, found: Explanation, frame: int) -> list[Event]:
         events: list[Event] = []

@@ -32,7 +32,8 @@ from companion.cards import Card
 from companion.errors import CompanionError
 from companion.game import Deal
 from companion.layout import EARLY_READS, SlotReading, TableLayout
-from companion.playalong.follower import Event, Follower
+from companion.playalong.events import Event
+from companion.playalong.follower import Follower
 
 
 def unseen_covered(rules: Any, layout: TableLayout) -> list[int]:
