@@ -525,3 +525,23 @@ def test_slots_lying_on_a_slot_are_the_lattice_covering_turned_round():
         for n, (r, i) in enumerate(nodes):
             on = sorted(nodes[m] for m in range(len(nodes)) if n in cov[m])
             assert sorted(_lying_on(r, i, 7, inverted)) == on
+
+
+def test_a_group_gone_while_one_of_its_cards_flickers_is_accepted_once_it_lasts():
+    # Four neighbouring cards gone at once (moves made while the view was blocked): a hand, until
+    # the same group has been gone for 3 k frames. One of them read weakly every fourth frame
+    # (the group one card smaller then) does not start that count again.
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(_table(deal), f)
+    gone = dict(deal)
+    for i in range(4):
+        del gone[(6, i)]
+    accepted_at = None
+    for f in range(10, 90):
+        frame = {**gone, (6, 3): deal[(6, 3)]} if f % 4 == 0 else gone
+        if fuser.update(_table(frame), f) is not None and accepted_at is None:
+            accepted_at = f
+    assert accepted_at is not None and accepted_at <= 10 + 3 * 10 + 10 + 10, accepted_at
+    assert [fuser.accepted.pyramid[6][i].card for i in range(4)] == [None] * 4

@@ -216,8 +216,9 @@ class LayoutFuser:
             # More cards gone at once than a move takes: a hand over them. The frame votes neither
             # way (the refilled slots would vote for the old cards, the rest for the new table,
             # and an in-between table could settle). The same group gone for ``3 k`` frames in a
-            # row is real (several moves made while the view was blocked).
-            self._group_run = self._group_run + 1 if group == self._group else 1
+            # row is real (several moves made while the view was blocked); a card of it read in
+            # some frames and not in others (a weak read) does not start the count again.
+            self._group_run = self._group_run + 1 if len(group ^ self._group) <= 1 else 1
             self._group = group
             if self._group_run <= 3 * self.k and self._lost_run <= 3 * self.k:
                 return self._skip("group")
