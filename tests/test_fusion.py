@@ -516,17 +516,6 @@ def test_a_slot_read_hidden_under_a_misread_on_emptied_slots_is_not_held_occlude
     assert fuser.accepted.pyramid[5][5].card is None
 
 
-def test_slots_lying_on_a_slot_are_the_lattice_covering_turned_round():
-    from companion.vision.fusion import _lying_on
-    from companion.vision.lattice import covering
-    for inverted in (False, True):
-        cov = covering(7, inverted)
-        nodes = [(r, i) for r in range(7) for i in range(r + 1)]
-        for n, (r, i) in enumerate(nodes):
-            on = sorted(nodes[m] for m in range(len(nodes)) if n in cov[m])
-            assert sorted(_lying_on(r, i, 7, inverted)) == on
-
-
 def test_a_group_gone_while_one_of_its_cards_flickers_is_accepted_once_it_lasts():
     # Four neighbouring cards gone at once (moves made while the view was blocked): a hand, until
     # the same group has been gone for 3 k frames. One of them read weakly every fourth frame

@@ -21,7 +21,6 @@ from itertools import permutations
 from typing import Any, Iterable, Iterator, Optional
 
 from companion.cards import Card
-from companion.errors import IllegalMoveError
 from companion.moves import DRAW, RECYCLE, REMOVE, TO_CELL, Move
 from companion.playalong.knowledge import learn_stock, learn_waste
 from companion.playalong.view import Observation, agrees, outside_tops
@@ -308,7 +307,7 @@ def _replay(start: Any, steps: Iterable[Step]) -> Optional[Any]:
     try:
         for _, move in steps:
             state = state.apply(move)
-    except (IllegalMoveError, ValueError):
+    except ValueError:  # IllegalMoveError, or a move naming a card the deal does not hold there
         return None
     return state
 

@@ -86,6 +86,7 @@ from typing import Optional
 
 import numpy as np
 
+from companion.game.geometry import geometry
 from companion.layout import EARLY_READS, SlotReading, TableLayout
 from companion.rules import Rules
 from companion.vision.pipeline import FrameReading, LayoutPipeline
@@ -496,26 +497,22 @@ class LayoutFuser:
         if self.accepted is None or self.accepted.rows != layout.rows:
             return layout
         acc = self.accepted.pyramid
+        held = [s.card is not None for _, _, s in self.accepted.slots()]
+        geo = geometry(layout.rows, self.rules.inverted)
         rows = [list(r) for r in layout.pyramid]
         changed = False
-        for r, i, s in layout.slots():
+        for pos, (r, i, s) in enumerate(layout.slots()):
             old = acc[r][i]
             # Hidden: a card read on a slot lying on it. Where the accepted layout has both of those
             # slots empty, that read is a misread (no card comes back onto the pyramid), and the
             # slot is as the frame shows it (g00405: 6H's second index read as 8H on the emptied
             # slot below kept the 9S taken from above it on the table for 50 frames).
-            held = any(acc[a][b].card is not None for a, b in _lying_on(r, i, layout.rows, self.rules.inverted))
-            if (((r, i) in hidden and held) or (s.card is not None and s.score < self.min_score)) \
+            lain_on = any(held[c] for c in geo.covers(pos))
+            if (((r, i) in hidden and lain_on) or (s.card is not None and s.score < self.min_score)) \
                     and old.card is not None:
                 rows[r][i] = old
                 changed = True
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)) if changed else layout
-
-
-def _lying_on(r: int, i: int, rows: int, inverted: bool) -> list[tuple[int, int]]:
-    """The slots whose cards lie on slot ``(r, i)`` (``lattice.covering`` the other way round)."""
-    cand = [(r - 1, i - 1), (r - 1, i)] if inverted else [(r + 1, i), (r + 1, i + 1)]
-    return [(a, b) for a, b in cand if 0 <= a < rows and 0 <= b <= a]
 
 
 def _neighbours(r: int, i: int, rows: int) -> list[tuple[int, int]]:
