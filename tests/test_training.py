@@ -238,14 +238,9 @@ def test_prepare_cuts_the_same_crops_in_several_processes(tmp_path):
     assert len(labels) == 5 and {row.split()[0] for p in labels for row in p.read_text().splitlines()} == {"0"}
 
 
-def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tmp_path):
-    # tools/pack_synth_assets.py -> tools/device_train_round.sh (DEVICE=cpu, procedural decks only)
-    # -> tools/export_detector.py --classifier
+def _device_round(tmp_path, extra_env: dict[str, str] | None = None, detector: bool = True):
+    """tools/device_train_round.sh on the CPU (procedural decks only): (completed process, out folder)."""
     pytest.importorskip("ultralytics")
-    import tarfile
-
-    import cv2
-
     sys.path.insert(0, str(REPO))
     from tools.pack_synth_assets import pack
     from tools.train import detector_yaml
@@ -259,11 +254,23 @@ def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tm
     YOLO("yolov8n-cls.yaml").save(str(tmp_path / "cls.pt"))
     env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false", PYTHON=sys.executable,
                DEVICE="cpu", DECKS="proc", VAL_COUNT="2", DET_IMGSZ="64", DET_BATCH="2", CLS_BATCH="8",
-               WORK=str(tmp_path / "work"))
+               WORK=str(tmp_path / "work"), **(extra_env or {}))
     out = tmp_path / "out"
     run = subprocess.run(["bash", "tools/device_train_round.sh", str(tmp_path / "assets.tgz"), "3", "0.0003", str(out),
-                          str(tmp_path / "det.pt"), str(tmp_path / "cls.pt")],
+                          str(tmp_path / "det.pt") if detector else "-", str(tmp_path / "cls.pt")],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return run, out
+
+
+def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tmp_path):
+    # tools/pack_synth_assets.py -> tools/device_train_round.sh (DEVICE=cpu, procedural decks only)
+    # -> tools/export_detector.py --classifier
+    import tarfile
+
+    import cv2
+
+    run, out = _device_round(tmp_path)
+    env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     log = (out / "data.txt").read_text()
     assert "rendered" in log and "time limit reached" in log
@@ -285,3 +292,21 @@ def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tm
     probs = detector.classify(image, np.array([[10, 10, 40, 60]], np.float32))
     assert probs.shape == (1, 52)
     assert (models / "card_classifier.onnx").read_bytes() != (REPO / "models" / "card_classifier.onnx").read_bytes()
+
+
+def test_round_trains_classifier_variants_side_by_side_on_the_same_crops(tmp_path):
+    # CLS_VARIANTS, no detector ("-"): one results-NAME.tar per variant, each with its own options
+    import tarfile
+
+    import yaml
+
+    run, out = _device_round(tmp_path, {"CLS_VARIANTS": "base: hue:--cls-hue=0.5,--cls-min-px=0"}, detector=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert not (out / "results.tar").exists()
+    args = {}
+    for name in ("base", "hue"):
+        with tarfile.open(out / f"results-{name}.tar") as tar:
+            assert "classifier/weights/best.pt" in tar.getnames()
+            args[name] = yaml.safe_load(tar.extractfile("classifier/args.yaml"))
+    assert (args["base"]["hsv_h"], args["hue"]["hsv_h"]) == (0.015, 0.5)
+    assert args["base"]["data"].endswith("cls_min12") and args["hue"]["data"].endswith("cls-hue/cls")

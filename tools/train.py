@@ -468,6 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--multi-crop-below", type=float, default=0.9,
                    help="exported setting: corners named less sure than this are named again from two more crops; 0: never")
     p.add_argument("--cls-lr", type=float, default=0.002)
+    p.add_argument("--cls-hue", type=float, default=0.015,
+                   help="classifier colour jitter's hue range (0.5 turns hues all the way round: four-colour decks)")
     p.add_argument("--det-init", help="start the detector from these weights (e.g. an earlier run's last.pt)")
     p.add_argument("--det-lr", type=float, default=0.002)
     p.add_argument("--cls-min-px", type=float, default=0, help="train the classifier only on corners this big")
@@ -578,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         timed("classifier", lambda: _train(
             "classifier", work, args.cls_init or "yolov8n-cls.yaml", data=str(cls_data), epochs=args.cls_epochs,
             imgsz=args.cls_imgsz, batch=args.cls_batch, fliplr=0.0, scale=0.2, erasing=0.1, auto_augment=None,
+            hsv_h=args.cls_hue,
             # 'auto' picks AdamW at lr 0.00018 for 52 classes: far too slow for a few epochs from scratch
             optimizer="AdamW", lr0=args.cls_lr, cache="ram", warmup_epochs=min(1, args.cls_epochs), val=True,
             **({"time": args.cls_time} if args.cls_time else {}), **common))
