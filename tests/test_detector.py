@@ -58,6 +58,46 @@ def test_settings_round_trip_and_bad_settings(tmp_path):
     with pytest.raises(ModelFileError, match="not valid"):
         RecognitionSettings.from_json("[1, 2")
     assert RecognitionSettings.load(tmp_path) == RecognitionSettings()  # no file: defaults
+    s = RecognitionSettings(extra_classifiers=("card_classifier_b.onnx",))
+    assert RecognitionSettings.from_json(s.to_json()) == s
+    with pytest.raises(ModelFileError, match="extra_classifiers"):
+        RecognitionSettings.from_json(json.dumps({"extra_classifiers": "card_classifier_b.onnx"}))
+    with pytest.raises(ModelFileError, match="extra_classifiers"):
+        RecognitionSettings.from_json(json.dumps({"extra_classifiers": ["../elsewhere.onnx"]}))
+
+
+def test_extra_classifiers_are_averaged_with_the_first_and_a_missing_one_is_named(tmp_path):
+    import shutil
+
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE):
+        shutil.copyfile(default_models_dir() / name, tmp_path / name)
+    single = OnnxCardDetector(tmp_path)
+    # a second classifier that names every crop alike: the ensemble's names are the mean of both
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    flat = helper.make_graph(
+        [helper.make_node("ReduceMean", ["images"], ["m"], axes=[1, 2, 3], keepdims=0),
+         helper.make_node("Mul", ["m", "zero"], ["z"]),
+         helper.make_node("Unsqueeze", ["z", "one"], ["z1"]),
+         helper.make_node("Add", ["z1", "uniform"], ["output0"])],
+        "flat", [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["batch", 3, "h", "w"])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, ["batch", 52])],
+        initializer=[helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+                     helper.make_tensor("one", TensorProto.INT64, [1], [1]),
+                     helper.make_tensor("uniform", TensorProto.FLOAT, [1, 52], [1 / 52] * 52)])
+    model = helper.make_model(flat, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8  # what this ONNX Runtime reads
+    onnx.save(model, tmp_path / "flat.onnx")
+    (tmp_path / SETTINGS_FILE).write_text(RecognitionSettings(extra_classifiers=("flat.onnx",)).to_json())
+    both = OnnxCardDetector(tmp_path)
+    image = cv2.imread(str(next(SAMPLES.glob("*.jpg"))))
+    boxes = np.array([[100, 100, 130, 140], [10, 10, 40, 60]], np.float32)
+    want = (single.classify(image, boxes) + 1 / 52) / 2
+    assert np.allclose(both.classify(image, boxes), want, atol=1e-6)
+    (tmp_path / "flat.onnx").unlink()
+    with pytest.raises(ModelFileError, match="flat.onnx"):
+        OnnxCardDetector(tmp_path)
 
 
 # -- pre/post-processing -----------------------------------------------------------------------
@@ -387,9 +427,8 @@ def test_unsure_sure_corners_are_named_again_from_two_more_crops(detector):
     # the others: the normalised geometric mean of the crops at 1.3x, 1.15x and 1.45x the box
     st = again.settings
     logs = [np.log(first[chosen] + 1e-6)]
-    for margin in st.multi_crop_margins:
-        crops = np.stack([corner_crop(image, b, margin, st.classifier_size) for b in boxes[chosen]])
-        logs.append(np.log(again._cls.run(None, {again._cls_input: classifier_input(crops)})[0] + 1e-6))
+    for margin in st.multi_crop_margins:  # (each crop named by every classifier of the model, averaged)
+        logs.append(np.log(again._name_crops(image, boxes[chosen], (margin,), 0.0) + 1e-6))
     mean = np.exp(np.mean(logs, 0))
     assert np.allclose(probs[chosen], mean / mean.sum(1, keepdims=True), atol=1e-5)
     assert np.allclose(probs.sum(1), 1, atol=1e-4)

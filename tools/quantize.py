@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from companion.vision.model_files import (  # noqa: E402
-    CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, default_models_dir,
+    CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, RecognitionSettings, default_models_dir,
 )
 
 DEFAULT_IMAGES = REPO / "data" / "synth_v2" / "train" / "images"
@@ -133,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     quantize(models / DETECTOR_FILE, args.out / DETECTOR_FILE, frames, keep_float=True)
     quantize(models / CLASSIFIER_FILE, args.out / CLASSIFIER_FILE, crops, keep_float=False)
+    for name in RecognitionSettings.load(models).extra_classifiers:  # the classifiers averaged with it
+        quantize(models / name, args.out / name, crops, keep_float=False)
     shutil.copy(models / SETTINGS_FILE, args.out / SETTINGS_FILE)
     write_card(args.out, models, images, "python tools/quantize.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     print(f"int8 model in {args.out}: {len(frames)} frames, {sum(len(c) for c in crops)} corner crops calibrated on")

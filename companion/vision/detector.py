@@ -25,6 +25,7 @@ from companion.vision.face_read import face_crop
 from companion.vision.model_files import (
     FACE_FILE,
     ModelFileError,
+    SETTINGS_FILE,
     RecognitionSettings,
     default_models_dir,
     model_paths,
@@ -221,9 +222,19 @@ class OnnxCardDetector:
         if len(shape) != 4 or any(isinstance(d, int) and d != s for d, s in zip(shape[2:], self.settings.detector_size)):
             raise ModelFileError(f"{det_path}: input shape {shape} does not match the settings' "
                                  f"detector_size {list(self.settings.detector_size)}")
-        out = self._cls.get_outputs()[0].shape
-        if out[-1] != self.settings.classifier_classes:
-            raise ModelFileError(f"{cls_path}: {out[-1]} classes, expected {self.settings.classifier_classes}")
+        #: The classifiers averaged with the first (``extra_classifiers``): (session, input name).
+        self._extra_cls: list[tuple] = []
+        for name in st.extra_classifiers:
+            path = folder / name
+            if not path.is_file():
+                raise ModelFileError(f"{path}: missing (named in {SETTINGS_FILE}'s extra_classifiers)")
+            session = _session(path, threads)
+            self._extra_cls.append((session, session.get_inputs()[0].name))
+        for path, session in [(cls_path, self._cls), *((folder / n, x) for n, (x, _) in
+                                                      zip(st.extra_classifiers, self._extra_cls))]:
+            out = session.get_outputs()[0].shape
+            if out[-1] != self.settings.classifier_classes:
+                raise ModelFileError(f"{path}: {out[-1]} classes, expected {self.settings.classifier_classes}")
         # The face classifier is optional: without it (or with face_below_px unset) no face is read.
         self._face = None
         face_path = folder / FACE_FILE
@@ -398,7 +409,11 @@ class OnnxCardDetector:
         st = self.settings
         crops = np.stack([corner_crop(image_bgr, b, m, st.classifier_size, angle=angle)
                           for m in margins for b in boxes])
-        return self._cls.run(None, {self._cls_input: classifier_input(crops)})[0]
+        x = classifier_input(crops)
+        probs = self._cls.run(None, {self._cls_input: x})[0]
+        for session, name in self._extra_cls:  # an ensemble: the mean of the members' probabilities
+            probs = probs + session.run(None, {name: x})[0]
+        return probs / (1 + len(self._extra_cls)) if self._extra_cls else probs
 
     def _name_again(self, image_bgr: np.ndarray, boxes: np.ndarray, first: np.ndarray, angle: float) -> np.ndarray:
         """Unsure names read again from tighter and looser crops: the geometric mean of the readings.

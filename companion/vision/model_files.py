@@ -7,7 +7,9 @@ The shipped model is two ONNX files plus a small JSON of settings, all in ``mode
   and with ``background`` a 53rd: not a card's index);
 - ``recognition.json``: input sizes, crop margin and thresholds both stages were trained with;
 - ``face_classifier.onnx`` (optional): names a card from a crop of its face anchored at its first
-  index (``companion.vision.face_read``), for cards small in the frame.
+  index (``companion.vision.face_read``), for cards small in the frame;
+- more index classifiers (optional, ``extra_classifiers`` in the settings): each crop's
+  probabilities are the mean of every classifier's (an ensemble).
 
 ``PYRAMID_COMPANION_MODELS`` overrides the folder (tests, a user's fine-tuned model).
 """
@@ -69,6 +71,10 @@ class RecognitionSettings:
     face_below_px: Optional[float] = None
     #: The face reading's weight against the index reading's when the two are pooled.
     face_weight: float = 1.0
+    #: More index classifiers in the same folder (file names): a crop's probabilities are the mean
+    #: of theirs and ``card_classifier.onnx``'s. Two nets trained apart err apart: averaged, they
+    #: name more corners and name fewer false ones surely (see the model card).
+    extra_classifiers: tuple[str, ...] = ()
 
     @property
     def classifier_classes(self) -> int:
@@ -79,6 +85,7 @@ class RecognitionSettings:
         data["detector_size"] = list(self.detector_size)
         data["class_names"] = list(self.class_names)
         data["multi_crop_margins"] = list(self.multi_crop_margins)
+        data["extra_classifiers"] = list(self.extra_classifiers)
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod
@@ -95,6 +102,11 @@ class RecognitionSettings:
                 known["class_names"] = tuple(known["class_names"])
             if "multi_crop_margins" in known:
                 known["multi_crop_margins"] = tuple(float(m) for m in known["multi_crop_margins"])
+            if "extra_classifiers" in known:
+                names = known["extra_classifiers"]
+                if not isinstance(names, list) or not all(isinstance(n, str) and n and "/" not in n for n in names):
+                    raise TypeError(f"extra_classifiers must be a list of file names, got {names!r}")
+                known["extra_classifiers"] = tuple(names)
             settings = cls(**known)
         except (ValueError, TypeError, KeyError) as exc:
             raise ModelFileError(f"{source}: not valid recognition settings ({exc})") from None
