@@ -204,25 +204,39 @@ def test_detector_data_packed_for_a_gpu_machine_trains_two_ways_and_exports(tmp_
     assert not list((tmp_path / "results/ft/detector/weights").glob("*.onnx"))  # nothing written beside the input
 
 
-def test_candidate_detectors_are_the_shipped_network_with_one_class():
-    # models/candidates/: GPU-trained detectors kept to retune the pipeline against (their card says so)
+def test_candidate_checkpoints_are_the_shipped_networks():
+    # models/candidates/: GPU-trained detectors (one class) and index classifiers (the 52 cards in
+    # deck order), each named in the folder's card
     pytest.importorskip("ultralytics")
     sys.path.insert(0, str(REPO))
     from tools.ultralytics_env import setup
 
     setup()
+    import torch
     from ultralytics import YOLO
+
+    from companion.cards import CARD_CODES
+    from tools.train import cls_folder
 
     folder = REPO / "models" / "candidates"
     card = (folder / "MODEL_CARD.md").read_text()
     weights = sorted(folder.glob("*.pt"))
-    assert weights
+    assert {p.name.split("-")[0] for p in weights} == {"detector", "classifier"}
     for path in weights:
         assert path.name in card
         model = YOLO(str(path))
-        assert model.task == "detect" and model.names == {0: "corner"}
-        out = model.model.float().eval()(__import__("torch").zeros(1, 3, 384, 640))
-        assert out[0].shape == (1, 5, 5040)  # 4 box values + 1 class score at 3 strides
+        net = model.model.float().eval()
+        if path.name.startswith("detector-"):
+            assert model.task == "detect" and model.names == {0: "corner"}
+            out = net(torch.zeros(1, 3, 384, 640))
+            assert out[0].shape == (1, 5, 5040)  # 4 box values + 1 class score at 3 strides
+        else:
+            # (class folders sort in deck order: "00_AC", "01_2C", ...)
+            assert model.task == "classify" and [model.names[i] for i in range(len(model.names))] == [
+                cls_folder(i) for i in range(len(CARD_CODES))]
+            out = net(torch.zeros(2, 3, 64, 64))
+            probs = out[0] if isinstance(out, tuple) else out  # (eval: probabilities and logits)
+            assert probs.shape == (2, 52) and torch.allclose(probs.sum(1), torch.ones(2))
 
 
 def test_prepare_cuts_the_same_crops_in_several_processes(tmp_path):

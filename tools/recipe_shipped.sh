@@ -96,3 +96,20 @@ else
 fi
 step $PY tools/export_detector.py $FT3 --out runs/ft3-export
 step cp runs/ft3-export/corner_detector.onnx models/
+
+# -- the second index classifier since 26 Nov 2026 (session 24): c4, r5's classifier fine-tuned 8
+#    epochs on a lent GPU (models/MODEL_CARD.md, "Two index classifiers averaged"); its names are
+#    averaged with r5's (recognition.json's extra_classifiers). One device call of 9 minutes trained
+#    it beside two variants that were not kept; its checkpoint is kept in git
+#    (models/candidates/classifier-gpu-c4.pt).
+if [ -n "${GPU:-}" ]; then
+    step env CLS_VARIANTS="base: hue:--cls-hue=0.5 all:--cls-hue=0.5,--cls-min-px=0" \
+        bash tools/device_train_round.sh gpu/assets.tgz 135 0.075 gpu/out4 - gpu/from-onnx/classifier.pt
+    step mkdir -p gpu/out4/base
+    step tar -xf gpu/out4/results-base.tar -C gpu/out4/base
+    C4=gpu/out4/base/classifier/weights/best.pt
+else
+    C4=models/candidates/classifier-gpu-c4.pt
+fi
+step $PY tools/export_detector.py --extra-classifier $C4 --out runs/c4-export
+step cp runs/c4-export/card_classifier_b.onnx runs/c4-export/recognition.json models/
