@@ -95,6 +95,12 @@ def test_extra_classifiers_are_averaged_with_the_first_and_a_missing_one_is_name
     boxes = np.array([[100, 100, 130, 140], [10, 10, 40, 60]], np.float32)
     want = (single.classify(image, boxes) + 1 / 52) / 2
     assert np.allclose(both.classify(image, boxes), want, atol=1e-6)
+    # a copy whose one classifier is about to change (tools/learn_deck.py) leaves the others behind
+    from companion.vision.model_files import copy_with_first_classifier
+
+    copy_with_first_classifier(tmp_path, tmp_path / "copy")
+    assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == sorted([CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE])
+    assert RecognitionSettings.load(tmp_path / "copy").extra_classifiers == ()
     (tmp_path / "flat.onnx").unlink()
     with pytest.raises(ModelFileError, match="flat.onnx"):
         OnnxCardDetector(tmp_path)

@@ -257,22 +257,6 @@ def test_prepare_cuts_the_same_crops_in_several_processes(tmp_path):
     assert len(labels) == 5 and {row.split()[0] for p in labels for row in p.read_text().splitlines()} == {"0"}
 
 
-def _single_classifier_copy(models: Path, out: Path) -> Path:
-    """A copy of a model folder with its first index classifier only (no ``extra_classifiers``)."""
-    import shutil
-    from dataclasses import replace
-
-    from companion.vision.model_files import SETTINGS_FILE, RecognitionSettings
-
-    settings = RecognitionSettings.load(models)
-    out.mkdir(parents=True)
-    for path in models.iterdir():
-        if path.is_file() and path.name not in settings.extra_classifiers:
-            shutil.copyfile(path, out / path.name)
-    (out / SETTINGS_FILE).write_text(replace(settings, extra_classifiers=()).to_json())
-    return out
-
-
 def _device_round(tmp_path, extra_env: dict[str, str] | None = None, detector: bool = True):
     """tools/device_train_round.sh on the CPU (procedural decks only): (completed process, out folder)."""
     pytest.importorskip("ultralytics")
@@ -306,7 +290,9 @@ def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tm
 
     run, out = _device_round(tmp_path)
     env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
-    _single_classifier_copy(REPO / "models", tmp_path / "base")
+    from companion.vision.model_files import copy_with_first_classifier
+
+    copy_with_first_classifier(REPO / "models", tmp_path / "base")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     log = (out / "data.txt").read_text()
     assert "rendered" in log and "time limit reached" in log

@@ -29,7 +29,6 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -39,7 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from companion.vision.deck_samples import ConfirmedFrame, CornerSample, load_frames, load_samples  # noqa: E402
-from companion.vision.model_files import CLASSIFIER_FILE, SETTINGS_FILE, RecognitionSettings, model_paths  # noqa: E402
+from companion.vision.model_files import (  # noqa: E402
+    CLASSIFIER_FILE, RecognitionSettings, copy_with_first_classifier, model_paths,
+)
 
 CARD_SECTION = "## Learned from your deck"
 
@@ -232,10 +233,8 @@ def learn(samples: Sequence[CornerSample], models: Path, out: Path, work: Path, 
         shutil.rmtree(out)
     # GPU-trained checkpoints stay behind, and so do the base's extra classifiers: averaged with the
     # one fine-tuned here, they would pull its names of this deck back to the base's.
-    shutil.copytree(models, out, ignore=shutil.ignore_patterns("candidates", *settings.extra_classifiers))
+    copy_with_first_classifier(models, out)
     shutil.copyfile(onnx, out / CLASSIFIER_FILE)
-    if settings.extra_classifiers:
-        (out / SETTINGS_FILE).write_text(replace(settings, extra_classifiers=()).to_json())
     info = {"samples": len(samples), "sample_crops": n_samples, "replay_crops": n_replay,
             "head_only": head_only, "epochs": epochs, "lr": lr, "seconds": round(time.time() - t0), "base": str(models)}
     if check:

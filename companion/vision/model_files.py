@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -122,6 +122,20 @@ class RecognitionSettings:
         if not path.is_file():
             return cls()
         return cls.from_json(path.read_text(), str(path))
+
+
+def copy_with_first_classifier(models_dir: Path, out: Path) -> None:
+    """Copy a model folder's files (flat: ``candidates/`` and the like stay behind) into ``out``,
+    without its ``extra_classifiers``: a folder whose one index classifier is about to change."""
+    import shutil
+
+    settings = RecognitionSettings.load(models_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for path in Path(models_dir).iterdir():
+        if path.is_file() and path.name not in settings.extra_classifiers:
+            shutil.copyfile(path, out / path.name)
+    if settings.extra_classifiers:
+        (out / SETTINGS_FILE).write_text(replace(settings, extra_classifiers=()).to_json())
 
 
 def model_paths(models_dir: str | os.PathLike | None = None) -> tuple[Path, Path]:
