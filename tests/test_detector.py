@@ -17,7 +17,7 @@ from companion.cards import CARD_CODES  # noqa: E402
 from companion.errors import CompanionError  # noqa: E402
 from companion.vision.detections import Detections  # noqa: E402
 from companion.vision.detector import (  # noqa: E402
-    Detector, ModelFileError, OnnxCardDetector, classifier_input, corner_crop, letterbox, nms, zoom_region,
+    Detector, ModelFileError, OnnxCardDetector, corner_crop, letterbox, nms, zoom_region,
 )
 from companion.vision.model_files import (  # noqa: E402
     CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, RecognitionSettings, default_models_dir,

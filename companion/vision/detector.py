@@ -222,6 +222,12 @@ class OnnxCardDetector:
         if len(shape) != 4 or any(isinstance(d, int) and d != s for d, s in zip(shape[2:], self.settings.detector_size)):
             raise ModelFileError(f"{det_path}: input shape {shape} does not match the settings' "
                                  f"detector_size {list(self.settings.detector_size)}")
+        def check_classes(path: Path, session) -> None:
+            out = session.get_outputs()[0].shape
+            if out[-1] != st.classifier_classes:
+                raise ModelFileError(f"{path}: {out[-1]} classes, expected {st.classifier_classes}")
+
+        check_classes(cls_path, self._cls)
         #: The classifiers averaged with the first (``extra_classifiers``): (session, input name).
         self._extra_cls: list[tuple] = []
         for name in st.extra_classifiers:
@@ -229,12 +235,8 @@ class OnnxCardDetector:
             if not path.is_file():
                 raise ModelFileError(f"{path}: missing (named in {SETTINGS_FILE}'s extra_classifiers)")
             session = _session(path, threads)
+            check_classes(path, session)
             self._extra_cls.append((session, session.get_inputs()[0].name))
-        for path, session in [(cls_path, self._cls), *((folder / n, x) for n, (x, _) in
-                                                      zip(st.extra_classifiers, self._extra_cls))]:
-            out = session.get_outputs()[0].shape
-            if out[-1] != self.settings.classifier_classes:
-                raise ModelFileError(f"{path}: {out[-1]} classes, expected {self.settings.classifier_classes}")
         # The face classifier is optional: without it (or with face_below_px unset) no face is read.
         self._face = None
         face_path = folder / FACE_FILE
@@ -413,7 +415,7 @@ class OnnxCardDetector:
         probs = self._cls.run(None, {self._cls_input: x})[0]
         for session, name in self._extra_cls:  # an ensemble: the mean of the members' probabilities
             probs = probs + session.run(None, {name: x})[0]
-        return probs / (1 + len(self._extra_cls)) if self._extra_cls else probs
+        return probs / (1 + len(self._extra_cls))
 
     def _name_again(self, image_bgr: np.ndarray, boxes: np.ndarray, first: np.ndarray, angle: float) -> np.ndarray:
         """Unsure names read again from tighter and looser crops: the geometric mean of the readings.
