@@ -28,12 +28,14 @@ SECOND_INDEX_NEAR = 0.45
 
 
 def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray,
-                   held: Optional[list[Optional[Card]]] = None,
+                   held: Optional[list[Optional[Card]]] = None, lowest_row: Optional[int] = None,
                    ) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
-    """``held``: each pyramid node's card (None: empty), when known."""
-    last = rules.rows - 1
-    half = last / 2
-    centre = last / 2 if rules.inverted else 0.0
+    """``held``: each pyramid node's card (None: empty), when known. ``lowest_row``: the lowest row
+    that can hold a card (a still of a nearly cleared pyramid: the waste may lie where the lower
+    rows were, as the lattice fitted on a few cards extrapolates them), else the last."""
+    half = (rules.rows - 1) / 2
+    centre = half if rules.inverted else 0.0
+    last = rules.rows - 1 if lowest_row is None else lowest_row
     # The waste lies below the bottom row's cards: their top-left indices may lie as high as
     # the bottom row's second indices (which are placed already: nothing else lies there).
     floor = last + float(np.clip(br_off[1], 0.8, 4.0)) + 0.4

@@ -7,7 +7,10 @@ Steps for one frame (``LayoutPipeline.read``):
    top-most are the rotated bottom-right index of an uncovered card (or a
    duplicate), and would fall on lattice nodes of rows that are not there;
 3. fit the pyramid lattice (``companion.vision.slots``), starting from the last
-   frame's fit when it still explains the reads (video), else from scratch;
+   frame's fit when it still explains the reads (video), else from scratch; a
+   searched fit placing a few reads is weighed against lattices of a nearly
+   cleared pyramid (``companion.vision.few_cards``: what is left is closed
+   towards the apex, and each card's two indices give its size and turn);
 4. one card, one place: a read sitting down-right of the same card's read
    (0.1..1.8 slot pitches right, 0.6..3.8 row pitches down) is that card's
    second index and confirms it; several reads on one slot keep the best and
@@ -31,7 +34,7 @@ cleared pyramid, and a frame with no read at all an empty table (the game
 over); fusion decides whether either lasts. A searched fit that contradicts the
 tracked one is used only once found in the same place in ``REFIT_FRAMES``
 frames in a row. Parts: ``second_index`` (step 4), ``outside`` (step 5),
-``card_read`` (one read), ``slots`` (step 3).
+``card_read`` (one read), ``slots`` and ``few_cards`` (step 3).
 
 The stock is a face-down pile the detector cannot see: ``stock_present`` is
 taken from the caller (``None`` = unknown, reported as present), never guessed.
@@ -39,7 +42,7 @@ taken from the caller (``None`` = unknown, reported as present), never guessed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Protocol
 
 import numpy as np
@@ -48,6 +51,7 @@ from companion.cards import CARD_CODES, DECK, Card
 from companion.layout import SlotReading, TableLayout, slot_name
 from companion.rules import Rules
 from companion.vision.detections import Detections
+from companion.vision.few_cards import FewCards, better_fit, pair_indices
 from companion.vision.card_read import NO_ALTERNATIVE, CardRead, dedupe_cards, keeper_first  # noqa: F401 (re-exported)
 from companion.vision.orientation import apply_dir, layout_angle
 from companion.vision.outside import outside_places
@@ -128,6 +132,8 @@ class LayoutPipeline(SecondLooks):
         self._prior: Optional[np.ndarray] = None
         #: A searched fit contradicting the prior, and in how many frames in a row it was found.
         self._candidate: Optional[tuple[np.ndarray, int]] = None
+        #: The last searched fit of a nearly cleared pyramid and what it says (``few_cards``).
+        self._few: Optional[tuple[np.ndarray, FewCards]] = None
         self._deck = set(rules.deck_cards())
         #: The layout accepted so far (``LayoutFuser`` keeps it up to date when given this
         #: pipeline): where each card lies, for reads only its second index explains.
@@ -136,6 +142,7 @@ class LayoutPipeline(SecondLooks):
     def reset(self) -> None:
         self._prior = None
         self._candidate = None
+        self._few = None
         self.expected = None
 
     def process(self, image_bgr: np.ndarray, frame: int = -1) -> FrameReading:
@@ -178,6 +185,15 @@ class LayoutPipeline(SecondLooks):
                                     frame_size=image_size)
                 if refit is not None and refit.inliers > fit.inliers:
                     fit, primary = refit, again
+        few: Optional[FewCards] = None
+        if fit is None or not fit.tracked:
+            # A nearly cleared pyramid: a few cards, which the search may put on a wrong lattice.
+            fit, few = better_fit(fit, centers, primary, pair_indices(dets.class_id), rules.rows, rules.inverted,
+                                  np.vstack([centers[primary], weak]), image_size)
+            self._few = None if few is None or fit is None else (fit.homography, few)
+        elif not self.follows and self._few_cards_fit(fit):
+            # a still's second look on its few cards' fit (with reads added: their own second indices unknown)
+            few = replace(self._few[1], second=np.zeros(n, bool))  # type: ignore[index]
         if fit is not None and not fit.tracked and self.track and self._prior is not None:
             fit = self._confirm(fit, centers[primary], pairs)
         # No read on the pyramid: a cleared pyramid when the tracked lattice still explains the
@@ -188,6 +204,8 @@ class LayoutPipeline(SecondLooks):
             return FrameReading(None, dets, problems=(
                 f"no pyramid found among {n} card reads (need at least 3 cards of it in view)",))
         ids, uv, res = assign_points(fit, centers)
+        if few is not None:  # the few cards left lie on these slots, second indices on none
+            ids[((ids >= 0) & ~np.isin(ids, few.slots)) | few.second] = -1
         reads = [self._make_read(dets, j, uv[j]) for j in range(n)]
         nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
         n_nodes = len(nodes_ri)
@@ -259,7 +277,8 @@ class LayoutPipeline(SecondLooks):
         # Following a video, a lowest-row card whose first index a hand hides is left to fusion
         # (a resting hand's cue: its neighbours vanish too; placed by their second indices, the
         # one card left unseen passed for an illegal removal after a window).
-        place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov, lowest_by_place=not self.follows)
+        place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov,
+                      lowest_by_place=not self.follows and few is None)
         if self.expected is not None and self.expected.rows == rules.rows:
             home_second_indices(self.expected, reads, winner, used, uv, br_off, nodes_ri, nodes_uv)
         # A read of a card on the pyramid lying near where that card's second index lies is that
@@ -272,7 +291,8 @@ class LayoutPipeline(SecondLooks):
         # Off the lattice: waste, cells, reserve.
         off = [j for j in range(n) if not used[j] and (ids[j] < 0 or winner[ids[j]] != j)]
         held = [reads[w].card if w >= 0 else None for w in winner]
-        waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off, held)
+        waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off, held,
+                                                      None if few is None else few.lowest_row)
         # A waste pile read as one card that the pyramid shows by a surer read: most often the
         # stock's back or the table read as a card. Not the waste, and no "seen twice" anomaly (which
         # makes fusion skip the frame: a rendered game went 8 s without a stable view).
@@ -404,6 +424,10 @@ class LayoutPipeline(SecondLooks):
         placed = tuple(int(keep[w]) if w >= 0 else -1 for w in winner)
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
                             unsure=unsure, twice=twice, placed=placed)  # type: ignore[arg-type]
+
+    def _few_cards_fit(self, fit: LatticeFit) -> bool:
+        """Whether ``fit`` is (or tracks) the last fit found for a nearly cleared pyramid."""
+        return self._few is not None and same_place(fit, self._few[0])
 
     def _confirm(self, fit: LatticeFit, points: np.ndarray, pairs: np.ndarray) -> LatticeFit:
         """A search that contradicts the tracked fit (a hand hiding most of a late-game pyramid

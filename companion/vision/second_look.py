@@ -59,6 +59,7 @@ class SecondLooks:
     _prior: Optional[np.ndarray]
     _candidate: Optional[tuple]
     read: Callable[..., "FrameReading"]
+    _few_cards_fit: Callable[[Any], bool]
 
     def read_image(self, image_bgr: np.ndarray, dets: Detections, frame: int = -1,
                    angle: float = 0.0) -> "FrameReading":
@@ -243,7 +244,8 @@ class SecondLooks:
         if angle_gap(fitted, angle) >= TURN_MIN_DEG:
             tries.append((None, fitted))
         # (a tracked fit's orientation was settled when it was found)
-        if not self.rules.inverted and not reading.fit.tracked:
+        # (nor one of a few cards left, placed the way their second indices lie: ``few_cards``)
+        if not self.rules.inverted and not reading.fit.tracked and not self._few_cards_fit(reading.fit):
             named = named_scores(reading.layout)
             if angle_gap(fitted, 0.0) >= TURN_MIN_DEG or (named and float(np.mean(named)) < WEAK_NAMING):
                 tries += [(h, layout_angle(h))

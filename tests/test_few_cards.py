@@ -1,0 +1,83 @@
+"""A nearly cleared pyramid in a still: a few cards placed by what is left of a pyramid
+(closed towards the apex) and by each card's two indices (companion.vision.few_cards)."""
+
+import numpy as np
+import pytest
+
+from companion.vision.fake import Noise, detections_from_truth, synth_truth
+from companion.vision.few_cards import better_fit, few_score, pair_indices
+from companion.vision.pipeline import LayoutPipeline
+
+
+def scene(seed: int, left: int, **kw):
+    truth = synth_truth(np.random.default_rng(seed), removed=28 - left, **kw)
+    return truth, detections_from_truth(truth, Noise.none(), np.random.default_rng(seed))
+
+
+def cards_left(truth) -> dict:
+    return {(r, i): c for r, row in enumerate(truth["pyramid_codes"]) for i, c in enumerate(row) if c}
+
+
+@pytest.mark.parametrize("left", [1, 2, 3, 4])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_few_cards_left_are_read_on_their_slots_with_the_waste_below(seed, left):
+    truth, dets = scene(seed, left)
+    assert len(cards_left(truth)) == left
+    reading = LayoutPipeline(track=False).read(dets, -1, (truth["width"], truth["height"]))
+    assert reading.layout is not None, reading.problems
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert [str(c) for c in reading.layout.waste_tops()] == [truth["waste"][0]["top"]]
+
+
+def test_only_the_waste_left_is_no_pyramid():
+    """A card with its second index and nothing below it: as likely the waste of a cleared pyramid."""
+    truth, dets = scene(1, 1, waste_cards=1)
+    apex = [j for j, l in enumerate(truth["labels"]) if l["where"] == "pyramid:0:0"]
+    keep = np.setdiff1d(np.arange(len(dets)), [j for j, c in enumerate(dets.centers)
+                                               if any(_near(c, truth["labels"][a]["box"]) for a in apex)])
+    reading = LayoutPipeline(track=False).read(dets[keep], -1, (truth["width"], truth["height"]))
+    assert reading.layout is None
+
+
+def _near(point, box) -> bool:
+    x1, y1, x2, y2 = box
+    return x1 - 2 <= point[0] <= x2 + 2 and y1 - 2 <= point[1] <= y2 + 2
+
+
+def test_a_full_deal_keeps_the_searched_fit():
+    """The searched fit of a deal with many cards is never questioned (more than FEW_MAX placed)."""
+    truth, dets = scene(2, 28)
+    centers = dets.centers.astype(float)
+    reading = LayoutPipeline(track=False).read(dets)
+    fit, few = better_fit(reading.fit, centers, np.ones(len(dets), bool), pair_indices(dets.class_id), 7, False,
+                          centers)
+    assert fit is reading.fit and few is None
+
+
+def test_the_true_lattice_scores_above_one_shifted_by_a_slot():
+    truth, dets = scene(3, 3)
+    reading = LayoutPipeline(track=False).read(dets)
+    h = reading.fit.homography
+    shift = np.eye(3)
+    shift[0, 2] = 1.0  # one slot to the right: the apex on (1, 1)'s place
+    scores, kept, second = few_score(np.stack([h, h @ shift]), dets.centers.astype(float),
+                                     pair_indices(dets.class_id), 7)
+    assert scores[0] > scores[1]
+    nodes = {(r, i): k for k, (r, i) in enumerate((r, i) for r in range(7) for i in range(r + 1))}
+    assert sorted(np.flatnonzero(kept[0]).tolist()) == sorted(nodes[ri] for ri in cards_left(truth))
+    # the lower read of each card read twice is its second index, under the true lattice
+    for a, b in pair_indices(dets.class_id):
+        low = a if dets.centers[a, 1] > dets.centers[b, 1] else b
+        assert second[0, low] and not second[0, a + b - low]
+
+
+def test_pair_indices():
+    assert pair_indices(np.array([3, 5, 3, 7, 5, 3])).tolist() == [[0, 2], [0, 5], [1, 4], [2, 5]]
+    assert pair_indices(np.array([1, 2])).shape == (0, 2)
+
+
+def test_an_inverted_pyramid_is_left_to_the_search():
+    truth, dets = scene(4, 2, inverted=True)
+    centers = dets.centers.astype(float)
+    assert better_fit(None, centers, np.ones(len(dets), bool), pair_indices(dets.class_id), 7, True,
+                      centers) == (None, None)
