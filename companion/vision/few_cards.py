@@ -8,17 +8,21 @@ that explains as many reads. Two facts decide instead:
   it, so one card left is the apex, two are the apex and a card under it, and so on;
 - a card showing both indices gives its own size and turn: its second index lies down-right of
   its first (``SECOND_INDEX_WINDOW``), and the lattice's pitches are a card's size give or take the
-  gaps the person dealt with (rendered val: row pitch 0.66-1.56, row step 0.2-1.2 times the
-  distance between a card's two indices; the rows turned -53 and the rows' "down" +37 degrees from
-  that diagonal, give or take ~10).
+  gaps the person dealt with (rendered val: row pitch 0.5-1.5, row step 0.2-1.3 times the
+  distance between a card's two indices; the rows turned about -53 degrees from that diagonal).
 
 Hypotheses: three reads on three nodes of a small closed set (an affine map exactly), two reads
 as the apex and a card under it with the pair's diagonal giving the lattice's turn, one read as
-the apex alone. Each is scored on every read (``few_score``): slots filled, minus a point per
-card lying on an empty slot, plus half a point per card whose second index lies where it should,
-minus half a point per read inside the pyramid that sits on no slot and is no second index, and
-per card whose two reads contradict the lattice. The best replaces the searched fit when it
-scores higher (``better_fit``).
+the apex alone. Each is scored on every read (``few_score``): a point per slot holding a card
+(a first index on it, or a lone second index down-right of it) with a card under it, or in the
+top two rows (a card above may be unread); minus a point per card lying on an empty slot in view;
+half a point per card whose second index lies where it should, minus a point per card whose two
+reads contradict the lattice and one and a half per card on two slots; minus half a point per
+read near the cards left that sits on no slot and is no second index, a quarter per read above
+the apex (the stock and the waste lie below), and one and a half for one card alone with nothing
+below it (as likely the waste of a cleared pyramid). The best replaces a searched fit placing a
+few reads when it scores ``MARGIN`` higher (``better_fit``); the pipeline then looks for the
+waste right below the cards left (``FewCards``).
 """
 
 from __future__ import annotations
@@ -31,14 +35,14 @@ from typing import Optional
 
 import numpy as np
 
-from companion.vision.second_index import DEFAULT_SECOND_OFFSET
 from companion.vision.lattice import (ASSIGN_TOL, SECOND_INDEX_WINDOW, LatticeFit, _assign, _lattice_key,
                                       _node_table, apply_h, covering, fit_affine, in_area, pyramid_nodes)
+from companion.vision.second_index import DEFAULT_SECOND_OFFSET
 
 #: A searched fit placing at most this many reads may be a nearly cleared pyramid placed wrong.
 FEW_MAX = 9
-#: ... and is replaced when a fit of a few cards scores more than this higher (rendered val: at +1.0
-#: three scenes of 4-7 cards went wrong, one right; above, two went wrong for five right).
+#: ... and is replaced when a fit of a few cards scores more than this higher (rendered val: with
+#: no margin three more scenes of 4-7 cards went wrong for one more right).
 MARGIN = 1.0
 #: A fit of a few cards scoring no more than this is no pyramid (a card with its second index: 1.5).
 MIN_SCORE = 1.0
@@ -56,7 +60,7 @@ _ONE_PITCH, _ONE_STEP = 0.91, 0.4
 #: Plausible lattices (rendered val, 2,760 cards with the three under them, 0-100%, with margins):
 #: row pitch and row step in card diagonals (0.52-1.5, 0.19-1.34), turn from the rows to a card's
 #: diagonal (21-70 degrees, 99% within 38-64), row step per row pitch (0.2-1.7), and the cosine of
-#: the angle between rows and "down" (99% within 68-110 degrees).
+#: the angle between rows and "down" (99% of the angles within 68-110 degrees).
 _PITCH, _STEP = (0.5, 1.6), (0.17, 1.4)
 _TURN = (30.0, 72.0)
 _STEP_PER_PITCH = (0.18, 1.8)

@@ -88,11 +88,21 @@ class SecondLooks:
         size = (image_bgr.shape[1], image_bgr.shape[0])
         way = None if reading.fit is None else layout_angle(reading.fit.homography)
         best = (named_mass(reading.layout), reading, (self._prior, self._candidate))
+        # A first look at each turn (its corners read, no second looks) picks the one turn read in
+        # full: most of a turned frame's time goes to those second looks.
+        first: list[tuple[float, int, np.ndarray, Detections]] = []
         for k in QUARTER_TURNS:
             self._prior, self._candidate = state
             turned = turn_image(image_bgr, k)
             with read_aside(self.detector):
-                again, _ = self._read_upright(turned, self.detector.detect(turned), frame, 0.0)
+                turned_dets = self.detector.detect(turned)
+            quick = self.read(turned_dets, frame, (turned.shape[1], turned.shape[0]))
+            if quick.fit is not None:
+                first.append((named_mass(quick.layout), k, turned, turned_dets))
+        for _, k, turned, turned_dets in sorted(first, key=lambda t: -t[0])[:1]:
+            self._prior, self._candidate = state
+            with read_aside(self.detector):
+                again, _ = self._read_upright(turned, turned_dets, frame, 0.0)
             if again.fit is None:
                 continue
             mass = named_mass(again.layout)
