@@ -39,8 +39,9 @@ from companion.vision.lattice import (ASSIGN_TOL, SECOND_INDEX_WINDOW, LatticeFi
                                       _node_table, apply_h, covering, fit_affine, in_area, pyramid_nodes)
 from companion.vision.second_index import DEFAULT_SECOND_OFFSET
 
-#: A searched fit placing at most this many reads may be a nearly cleared pyramid placed wrong.
-FEW_MAX = 9
+#: A searched fit placing at most this many reads may be a nearly cleared pyramid placed wrong (at 9,
+#: a close-up partial view of 15 cards, nine read, went wrong in synth_val64; none gained).
+FEW_MAX = 8
 #: ... and is replaced when a fit of a few cards scores more than this higher (rendered val: with
 #: no margin three more scenes of 4-7 cards went wrong for one more right).
 MARGIN = 1.0
