@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from companion.vision.fake import Noise, detections_from_truth, synth_truth
-from companion.vision.few_cards import better_fit, few_score, pair_indices
+from companion.vision.few_cards import better_fit, few_score
+from companion.vision.second_index import pair_indices
 from companion.vision.pipeline import LayoutPipeline
 
 

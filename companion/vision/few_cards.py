@@ -36,7 +36,7 @@ from typing import Optional
 import numpy as np
 
 from companion.vision.lattice import (ASSIGN_TOL, SECOND_INDEX_WINDOW, LatticeFit, _assign, _lattice_key,
-                                      _node_table, apply_h, covering, fit_affine, in_area, pyramid_nodes)
+                                      _node_table, apply_h, covering, fit_affine, in_area, pyramid_nodes, snap)
 from companion.vision.second_index import DEFAULT_SECOND_OFFSET
 
 #: A searched fit placing at most this many reads may be a nearly cleared pyramid placed wrong (at 9,
@@ -235,13 +235,10 @@ def few_score(h: np.ndarray, pts: np.ndarray, pair_idx: np.ndarray, rows: int,
 
 def _node_ids(uv: np.ndarray, lo: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Node id (-1: none) of the lattice node nearest each point ``uv`` (..., 2), and the distance."""
-    flat = uv.reshape(-1, 2)
-    v = np.round(flat[:, 1])
-    w = np.round(flat[:, 0] + v / 2)
-    res = np.hypot(flat[:, 0] - (w - v / 2), flat[:, 1] - v)
-    k = _lattice_key(np.stack([w - v / 2, v], 1)) - lo
+    node, res = snap(uv.reshape(-1, 2))
+    k = _lattice_key(node) - lo
     inside = ((k >= 0) & (k < np.array(grid.shape))).all(1)
-    ids = np.full(len(flat), -1, np.int64)
+    ids = np.full(len(k), -1, np.int64)
     ids[inside] = grid[k[inside, 0], k[inside, 1]]
     return ids.reshape(uv.shape[:-1]), res.reshape(uv.shape[:-1])
 
@@ -251,12 +248,6 @@ def _filled(mask: np.ndarray, ids: np.ndarray, m: int, n: int, size: int, n_node
     out = np.zeros((m, size + 1), bool)
     out[np.repeat(np.arange(m), n), np.where(mask, ids, -1).ravel()] = True
     return out[:, :n_nodes]
-
-
-def pair_indices(class_id: np.ndarray) -> np.ndarray:
-    """Indices (P, 2) of every two reads naming one card."""
-    out = [(a, b) for a in range(len(class_id)) for b in range(a + 1, len(class_id)) if class_id[a] == class_id[b]]
-    return np.array(out, np.int64).reshape(-1, 2)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from companion.cards import CARD_CODES, DECK, Card
 from companion.layout import SlotReading, TableLayout, slot_name
 from companion.rules import Rules
 from companion.vision.detections import Detections
-from companion.vision.few_cards import FewCards, better_fit, pair_indices
+from companion.vision.few_cards import FewCards, better_fit
 from companion.vision.card_read import NO_ALTERNATIVE, CardRead, dedupe_cards, keeper_first  # noqa: F401 (re-exported)
 from companion.vision.orientation import apply_dir, layout_angle
 from companion.vision.outside import outside_places
@@ -59,7 +59,7 @@ from companion.vision.second_look import SecondLooks
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
                                            bared_slots, cross_second_indices, home_second_indices, maybe_second,
                                            place_orphans,
-                                           same_card_pairs, second_indices)
+                                           pair_indices, second_indices)
 from companion.vision.slots import (LatticeFit, assign_points, convincing, covering, fit_pyramid, in_area,
                                     place_with, pyramid_nodes, same_place, violations)
 
@@ -171,7 +171,8 @@ class LayoutPipeline(SecondLooks):
             return FrameReading(None, dets, problems=("no cards seen",))
         centers = dets.centers.astype(np.float64)
         primary = self._primary_mask(dets, centers)
-        pairs = same_card_pairs(dets, centers)
+        pair_idx = pair_indices(dets.class_id)
+        pairs = centers[pair_idx]  # (P, 2, 2): image points of two reads of one card
         fit = fit_pyramid(np.vstack([centers[primary], weak]), rules.rows, rules.inverted,
                           prior=self._prior if self.track else None, pairs=pairs, frame_size=image_size)
         if fit is not None and not fit.tracked and fit.inliers >= 3:
@@ -188,7 +189,7 @@ class LayoutPipeline(SecondLooks):
         few: Optional[FewCards] = None
         if fit is None or not fit.tracked:
             # A nearly cleared pyramid: a few cards, which the search may put on a wrong lattice.
-            fit, few = better_fit(fit, centers, primary, pair_indices(dets.class_id), rules.rows, rules.inverted,
+            fit, few = better_fit(fit, centers, primary, pair_idx, rules.rows, rules.inverted,
                                   np.vstack([centers[primary], weak]), image_size)
             self._few = None if few is None or fit is None else (fit.homography, few)
         elif not self.follows and self._few_cards_fit(fit):

@@ -245,18 +245,11 @@ def home_second_indices(expected, reads: list[CardRead], winner: list[int], used
         used[j] = True
 
 
-def same_card_pairs(dets: Detections, centers: np.ndarray) -> np.ndarray:
-    """Image points of every two reads of one card, (P, 2, 2)."""
-    out = []
-    order = np.argsort(dets.class_id, kind="stable")
-    cls = dets.class_id[order]
-    starts = np.flatnonzero(np.r_[True, cls[1:] != cls[:-1]])
-    for a, b in zip(starts, np.r_[starts[1:], len(cls)]):
-        idx = order[a:b]
-        for x in range(len(idx)):
-            for y in range(x + 1, len(idx)):
-                out.append((centers[idx[x]], centers[idx[y]]))
-    return np.array(out, np.float64).reshape(-1, 2, 2)
+def pair_indices(class_id: np.ndarray) -> np.ndarray:
+    """Indices (P, 2) of every two reads naming one card (most often its two indices)."""
+    a, b = np.triu_indices(len(class_id), 1)
+    same = class_id[a] == class_id[b]
+    return np.stack([a[same], b[same]], 1).astype(np.int64)
 
 
 @lru_cache(maxsize=16)

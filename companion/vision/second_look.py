@@ -83,8 +83,9 @@ class SecondLooks:
 
     def _quarter_turns(self, image_bgr: np.ndarray, reading: "FrameReading", state: tuple,
                        frame: int) -> "FrameReading":
-        """The surest named of ``reading`` and the readings of the frame turned by ``QUARTER_TURNS``
-        (mapped back to the frame's pixels); the tracking state follows the one chosen."""
+        """The surer named of ``reading`` and the reading of the frame turned by the one of
+        ``QUARTER_TURNS`` whose first look names the pyramid surest (mapped back to the frame's
+        pixels); the tracking state follows the one chosen."""
         size = (image_bgr.shape[1], image_bgr.shape[0])
         way = None if reading.fit is None else layout_angle(reading.fit.homography)
         best = (named_mass(reading.layout), reading, (self._prior, self._candidate))
@@ -99,12 +100,13 @@ class SecondLooks:
             quick = self.read(turned_dets, frame, (turned.shape[1], turned.shape[0]))
             if quick.fit is not None:
                 first.append((named_mass(quick.layout), k, turned, turned_dets))
-        for _, k, turned, turned_dets in sorted(first, key=lambda t: -t[0])[:1]:
+        again = None
+        if first:
+            _, k, turned, turned_dets = max(first, key=lambda t: t[0])
             self._prior, self._candidate = state
             with read_aside(self.detector):
                 again, _ = self._read_upright(turned, turned_dets, frame, 0.0)
-            if again.fit is None:
-                continue
+        if again is not None and again.fit is not None:
             mass = named_mass(again.layout)
             back = back_matrix(k, size)
             if way is not None:
