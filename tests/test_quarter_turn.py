@@ -126,3 +126,15 @@ def test_detections_of_an_upright_table_read_surely_are_read_once():
     assert sorted(dets.class_id.tolist()) == sorted(detections_from_truth(
         truth, Noise.none(), np.random.default_rng(0)).class_id.tolist())
 
+
+
+def test_a_few_cards_placed_by_their_own_indices_are_not_read_again_turned():
+    """A nearly cleared pyramid turned 80 degrees: the few cards' lattice (``few_cards``) already
+    says which way it lies; the quarter turns, which read more cards into a turned lattice (the
+    waste among them), are not tried."""
+    truth = synth_truth(np.random.default_rng(2), roll_deg=80.0, tilt_deg=10.0, removed=26)
+    image = np.random.default_rng(1).integers(0, 255, (truth["height"], truth["width"], 3), dtype=np.uint8)
+    det = QuarterSighted(truth, image, 80.0, sight=360.0)
+    reading = LayoutPipeline(det, track=False).process(image)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert set(det.turns_seen) == {0}

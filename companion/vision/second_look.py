@@ -71,13 +71,17 @@ class SecondLooks:
 
         With no layout tracked yet, a reading far from upright (``QUARTER_MIN_DEG``), weakly named
         or with no pyramid is compared with readings of the frame turned by quarter turns
-        (``quarter_turn``): the surest named wins."""
+        (``quarter_turn``): the surest named wins. Not a nearly cleared pyramid placed by its own
+        cards' indices (``few_cards``): that lattice already says which way it lies, and a turned
+        reading names more cards by putting the waste on a turned lattice (rendered val: 2 scenes
+        right, none lost)."""
         state = (self._prior, self._candidate)
         reading, first_far = self._read_upright(image_bgr, dets, frame, angle)
         # (a frame with no read at all is an empty table: one look; with even a few reads it may be
         # a table read poorly upright that reads well turned: 5 reads upright, 26 of 28 slots turned)
         if (state[0] is not None or not self._turns() or len(dets) == 0
-                or not (first_far or self._far_or_weak(reading))):
+                or not (first_far or self._far_or_weak(reading))
+                or (reading.fit is not None and self._few_cards_fit(reading.fit))):
             return reading
         return self._quarter_turns(image_bgr, reading, state, frame)
 
