@@ -138,3 +138,33 @@ def test_a_few_cards_placed_by_their_own_indices_are_not_read_again_turned():
     reading = LayoutPipeline(det, track=False).process(image)
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
     assert set(det.turns_seen) == {0}
+
+
+class TurnedOnly:
+    """Upright: only ``upright`` reads; in any turned copy of the frame: ``turned`` reads."""
+
+    names_turned = True
+
+    def __init__(self, image, upright, turned):
+        self.image, self.upright, self.turned = image, upright, turned
+
+    def detect(self, image, angle=0.0):
+        return self.upright if image.shape == self.image.shape else self.turned
+
+    def classify(self, image, boxes, angle=0.0):
+        return np.full((len(boxes), 52), 1 / 52, np.float32)
+
+
+def test_one_or_two_cards_read_only_in_a_turned_frame_are_no_pyramid():
+    """Upright no pyramid is found; a turned frame shows two cards that would make one: so few
+    cards are placed from the frame itself (``few_cards``), a turned reading of them is not taken."""
+    image = np.zeros((720, 1280, 3), np.uint8)
+    upright = detections_from_truth(synth_truth(np.random.default_rng(5), removed=27, tilt_deg=5.0),
+                                    Noise.none(), np.random.default_rng(0))[:1]
+    few = synth_truth(np.random.default_rng(6), removed=26, tilt_deg=5.0, roll_deg=0.0, width=720, height=1280)
+    turned = detections_from_truth(few, Noise.none(), np.random.default_rng(0))
+    # (the turned frame alone reads as a pyramid of two cards)
+    alone = LayoutPipeline(track=False).read(turned, -1, (720, 1280))
+    assert alone.layout is not None and len([s for row in alone.layout.pyramid for s in row if s.card]) == 2
+    reading = LayoutPipeline(TurnedOnly(image, upright, turned), track=False).read_image(image, upright)
+    assert reading.layout is None

@@ -110,7 +110,9 @@ class SecondLooks:
             self._prior, self._candidate = state
             with read_aside(self.detector):
                 again, _ = self._read_upright(turned, turned_dets, frame, 0.0)
-        if again is not None and again.fit is not None:
+        # (one or two cards read in a turned frame are most often the waste: so few cards are placed
+        # from the frame itself, their lattice searched up to 100 degrees off upright: ``few_cards``)
+        if again is not None and again.fit is not None and len(named_scores(again.layout)) >= 3:
             mass = named_mass(again.layout)
             back = back_matrix(k, size)
             if way is not None:
