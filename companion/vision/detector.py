@@ -12,6 +12,7 @@ mapping corners to slots is the layout stage's job.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -230,6 +231,7 @@ class OnnxCardDetector:
         check_classes(cls_path, self._cls)
         #: The classifiers averaged with the first (``extra_classifiers``): (session, input name).
         self._extra_cls: list[tuple] = []
+        self._side: ThreadPoolExecutor | None = None  # runs them beside the first, made when first needed
         for name in st.extra_classifiers:
             path = folder / name
             if not path.is_file():
@@ -412,10 +414,18 @@ class OnnxCardDetector:
         crops = np.stack([corner_crop(image_bgr, b, m, st.classifier_size, angle=angle)
                           for m in margins for b in boxes])
         x = classifier_input(crops)
+        # An ensemble: the mean of the members' probabilities. The others run on a worker thread
+        # meanwhile (ONNX Runtime lets go of the GIL): on two cores the frame waits for one net.
+        others = [self._side_runner().submit(session.run, None, {name: x}) for session, name in self._extra_cls]
         probs = self._cls.run(None, {self._cls_input: x})[0]
-        for session, name in self._extra_cls:  # an ensemble: the mean of the members' probabilities
-            probs = probs + session.run(None, {name: x})[0]
+        for other in others:
+            probs = probs + other.result()[0]
         return probs / (1 + len(self._extra_cls))
+
+    def _side_runner(self) -> ThreadPoolExecutor:
+        if self._side is None:
+            self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="classifier")
+        return self._side
 
     def _name_again(self, image_bgr: np.ndarray, boxes: np.ndarray, first: np.ndarray, angle: float) -> np.ndarray:
         """Unsure names read again from tighter and looser crops: the geometric mean of the readings.
