@@ -11,7 +11,7 @@
 # from the previous one's weights (detector r2 -> r3 -> r4; classifier r2 -> r4 -> r5). The
 # steps are replayed as they were trained, on the same scenes (--limit picks the scenes a run had:
 # names sort by seed, so the first 8,000 are seed 21's). On this 2-core CPU the chain takes about
-# 6 hours of training (times per step in models/MODEL_CARD.md), not the two-hour goal.
+# 6 hours of training (times per step in models/MODEL_HISTORY.md), not the two-hour goal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
@@ -43,7 +43,7 @@ step $PY tools/train.py --data $DATA --name r4 --limit 9000 --det-init $RUNS/r3/
     --crops 1 --cls-batch 32 --cls-min-px 12 --stages prepare,detector,classifier
 # -- r5: + 1,000 close-ups (seed 24) and 2,000 scenes, half hard (seed 25); the classifier
 #    4 more epochs. The detector trained 3 more epochs on them too read rendered tables better but
-#    found fewer cards on the real photos (models/MODEL_CARD.md), so r5's detector stays r4's
+#    found fewer cards on the real photos (models/MODEL_HISTORY.md), so r5's detector stays r4's
 #    (until 26 Nov 2026, r4's was the shipped one; since, it is ft3, trained from it on a GPU: below).
 step $PY tools/train.py --data $DATA --name r5 --cls-init $RUNS/r4/classifier/weights/last.pt --cls-epochs 4 \
     --cls-lr 0.0005 --crops 1 --cls-batch 32 --cls-min-px 12 --stages prepare,classifier
@@ -51,11 +51,12 @@ step mkdir -p $RUNS/r5-shipped
 step ln -sfn ../r4/detector $RUNS/r5-shipped/detector
 step ln -sfn ../r5/classifier $RUNS/r5-shipped/classifier
 step $PY tools/train.py --data $DATA --name r5-shipped --stages export --out $RUNS/r5-shipped/models
-# models/MODEL_CARD.md is kept: it holds the measured figures of every step, not only this export's
+# models/MODEL_CARD.md and MODEL_HISTORY.md are kept: they hold the measured figures of every step, not
+# only this export's
 step cp $RUNS/r5-shipped/models/corner_detector.onnx $RUNS/r5-shipped/models/card_classifier.onnx \
     $RUNS/r5-shipped/models/recognition.json models/
 
-# -- the face classifier (models/face_classifier.onnx; model card, "Cards named from their face too"):
+# -- the face classifier (models/face_classifier.onnx; model history, "Cards named from their face too"):
 #    2,400 + 2,400 more scenes, crops of each card's face, 4 epochs from the shipped index classifier
 step $PY tools/make_dataset.py --seed 31 --count 2400 --split train --out data/synth_s15 --workers 2
 step $PY tools/make_dataset.py --seed 41 --count 2400 --split train --out data/synth_s16 --decks proc-wide --workers 2
@@ -65,7 +66,7 @@ step cp runs/face/f1/face_classifier.onnx models/
 step $PY -c 'import json; p="models/recognition.json"; d=json.load(open(p)); d.update(face_below_px=1000.0, face_weight=0.75); open(p, "w").write(json.dumps(d, indent=2) + "\n")'
 
 # -- the shipped corner detector since 26 Nov 2026 (session 23): ft3, trained from r4's on a lent GPU
-#    in three device calls (models/MODEL_CARD.md, "Detectors trained on a lent GPU" and "A GPU round
+#    in three device calls (models/MODEL_HISTORY.md, "Detectors trained on a lent GPU" and "A GPU round
 #    that renders its own scenes"; about 25 minutes of GPU in all, days of this 2-core CPU). Its
 #    checkpoint is kept in git (models/candidates/detector-gpu-ft3.pt); exporting it gives the shipped
 #    detector (the same outputs to the bit; only the export's date differs). The GPU steps run only
@@ -98,7 +99,7 @@ step $PY tools/export_detector.py $FT3 --out runs/ft3-export
 step cp runs/ft3-export/corner_detector.onnx models/
 
 # -- the second index classifier since 26 Nov 2026 (session 24): c4, r5's classifier fine-tuned 8
-#    epochs on a lent GPU (models/MODEL_CARD.md, "Two index classifiers averaged"); its names are
+#    epochs on a lent GPU (models/MODEL_HISTORY.md, "Two index classifiers averaged"); its names are
 #    averaged with r5's (recognition.json's extra_classifiers). One device call of 9 minutes trained
 #    it beside two variants that were not kept; its checkpoint is kept in git
 #    (models/candidates/classifier-gpu-c4.pt).
