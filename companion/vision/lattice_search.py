@@ -18,8 +18,8 @@ from typing import Optional
 
 import numpy as np
 
-from companion.vision.lattice import (LatticeFit, _assign, _lattice_key, _node_table, apply_h, covering,
-                                      fit_affine, fit_homography, orientation_cue, pyramid_nodes, snap)
+from companion.vision.lattice import (SECOND_INDEX_WINDOW, LatticeFit, _assign, _lattice_key, _node_table, apply_h,
+                                      covering, fit_affine, fit_homography, orientation_cue, pyramid_nodes, snap)
 
 # Elementary triangles tried as hypotheses: lattice steps of neighbours a and b from p.
 _TEMPLATES = (
@@ -223,17 +223,17 @@ def _rebase(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
             xy = apply_h(h_abs, nodes_uv)
             seen = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < hgt)
             scores[c] = present[c].sum() - 0.5 * (present[c, pj] & ~present[c, pc] & seen[pc]).sum()
-    best: tuple[float, Optional[np.ndarray]] = (-np.inf, None)
     top = scores.max()
     near_top = np.flatnonzero(scores >= top - 3.0)
     # Bounded work: the tie-break (worth at most ~1 point) is weighed for the best 64 placements.
     near_top = near_top[np.argsort(-scores[near_top], kind="stable")[:64]]
-    for c in near_top:
-        h_abs = h @ _rebase_t(sel[gis[c]], offs[c])
-        total = float(scores[c]) + _tie_break(h_abs, pairs, rows)
-        if total > best[0]:
-            best = (total, h_abs)
-    return best
+    h_abs = h @ _rebase_ts(sel[gis[near_top]], offs[near_top])
+    total = scores[near_top] + _tie_breaks(h_abs, pairs, rows)
+    total = np.where(np.isnan(total), -np.inf, total)
+    best = int(np.argmax(total))  # (the first of equals, as the placements are ordered)
+    if not total[best] > -np.inf:
+        return -np.inf, None
+    return float(total[best]), h_abs[best]
 
 
 def _rebase_t(gi: int, off: np.ndarray) -> np.ndarray:
@@ -249,6 +249,41 @@ def _tie_break(h_abs: np.ndarray, pairs: Optional[np.ndarray], rows: int) -> flo
     worth a couple of cards hidden under a hand, less than the bottom row's pairs."""
     centre = np.array([0.0, (rows - 1) / 2])
     return 0.25 * orientation_cue(h_abs, pairs) - 0.5 * _up_angle(h_abs, centre) / np.pi
+
+
+def _rebase_ts(gis: np.ndarray, offs: np.ndarray) -> np.ndarray:
+    """``_rebase_t`` for many re-basings and offsets at once: (c, 3, 3)."""
+    t = np.zeros((len(gis), 3, 3))
+    t[:, 2, 2] = 1.0
+    t[:, :2, :2] = _REBASE_M[gis]
+    t[:, :2, 2] = -np.einsum("ij,cjk,ck->ci", _A_INV, _REBASE_GINV[gis], offs)
+    return t
+
+
+def _tie_breaks(hs: np.ndarray, pairs: Optional[np.ndarray], rows: int) -> np.ndarray:
+    """``_tie_break`` of many absolute homographies (c, 3, 3) at once."""
+    centre = np.array([0.0, (rows - 1) / 2])
+    ends = np.array([[*centre, 1.0], [centre[0], centre[1] + 1.0, 1.0]])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        q = np.einsum("cij,kj->cki", hs, ends)
+        p = q[..., :2] / q[..., 2:3]
+        d = p[:, 1] - p[:, 0]
+        up = np.arccos(np.clip(d[:, 1] / np.maximum(np.hypot(d[:, 0], d[:, 1]), 1e-9), -1, 1))
+    up = np.where(np.isfinite(d).all(1), up, np.pi)
+    cue = np.zeros(len(hs))
+    if pairs is not None and len(pairs):
+        inv = np.linalg.inv(hs)
+        pts = np.hstack([pairs.reshape(-1, 2), np.ones((2 * len(pairs), 1))])
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = np.einsum("cij,kj->cki", inv, pts)
+            uv = (r[..., :2] / r[..., 2:3]).reshape(len(hs), -1, 2, 2)
+        dd = uv[:, :, 1] - uv[:, :, 0]
+        (u0, u1), (v0, v1) = SECOND_INDEX_WINDOW
+
+        def inside(x: np.ndarray) -> np.ndarray:
+            return (x[..., 0] >= u0) & (x[..., 0] <= u1) & (x[..., 1] >= v0) & (x[..., 1] <= v1)
+        cue = (inside(dd) | inside(-dd)).sum(1).astype(float)
+    return 0.25 * cue - 0.5 * up / np.pi
 
 
 def _fit_score(fit: LatticeFit, tol: float, frame_size: Optional[tuple[int, int]] = None) -> float:
