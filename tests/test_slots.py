@@ -200,3 +200,19 @@ def test_a_lattice_mapping_its_points_centre_to_infinity_is_no_placement_and_no_
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _rebase(pts, h, 7, False, 0.3, 180.0) == (-np.inf, None)
+
+
+def test_tie_breaks_at_once_equal_one_at_a_time():
+    """``lattice_search._tie_breaks`` (all placements at once) gives ``_tie_break`` of each."""
+    from companion.vision.lattice_search import _tie_break, _tie_breaks
+    rng = np.random.default_rng(3)
+    hs = np.stack([random_homography(rng, rng.uniform(0, 45), rng.uniform(-180, 180), rng.uniform(30, 90))
+                   for _ in range(12)])
+    # five cards' two indices under the first lattice (its cue counts them), and three random pairs
+    uv = np.array([[0.0, 0.0], [-0.5, 1.0], [0.5, 1.0], [-1.0, 2.0], [1.0, 2.0]])
+    pairs = np.concatenate([np.stack([project(hs[0], uv), project(hs[0], uv + [0.8, 1.8])], 1),
+                            rng.uniform(0, 1280, (3, 2, 2))])
+    at_once = _tie_breaks(hs, pairs, 7)
+    assert np.allclose(at_once, [_tie_break(h, pairs, 7) for h in hs])
+    assert at_once[0] >= 0.25 * 5 - 0.5
+    assert np.allclose(_tie_breaks(hs, None, 7), [_tie_break(h, None, 7) for h in hs])
