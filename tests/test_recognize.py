@@ -67,3 +67,26 @@ def test_errors_exit_nonzero(scene, capsys, tmp_path):
     (tmp_path / "empty.json").write_text(json.dumps(empty))
     assert main(["recognize", str(folder / "frame.png"), "--fake-truth", str(tmp_path / "empty.json")]) == 2
     assert "no pyramid found" in capsys.readouterr().err
+
+
+def test_a_picture_is_read_as_a_still_and_frames_are_followed(scene, capsys, monkeypatch):
+    """One image: the still's rules (no tracking; ``LayoutPipeline.follows`` off), as
+    ``evaluate_layout.py`` measures them; a folder of frames is followed."""
+    import companion.vision.pipeline as pipeline
+    made = []
+
+    class Spy(pipeline.LayoutPipeline):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self.follows)
+
+    monkeypatch.setattr(pipeline, "LayoutPipeline", Spy)
+    folder, _ = scene
+    assert main(["recognize", str(folder / "frame.png"), "--json", "--fake-truth", str(folder / "t.json")]) == 0
+    frames = folder / "frames"
+    frames.mkdir()
+    for i in range(3):
+        cv2.imwrite(str(frames / f"{i:04d}.jpg"), np.full((72, 128, 3), 40, np.uint8))
+    main(["recognize", str(frames), "--json", "--fake-truth", str(folder / "t.json")])
+    capsys.readouterr()
+    assert made == [False, True]

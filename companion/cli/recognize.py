@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     rules = Rules.parse(args.rules)
     source = open_source(args.source)  # errors before loading the model: a bad path is said at once
     detector = _detector(args)
-    pipe = LayoutPipeline(detector, rules)
+    # A single picture is a still (its rules: ``LayoutPipeline.follows``); frames are followed.
+    pipe = LayoutPipeline(detector, rules, track=not isinstance(source, ImageSource))
     with source:
         if isinstance(source, ImageSource):
             _, image = next(iter(source))
