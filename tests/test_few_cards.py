@@ -82,3 +82,22 @@ def test_an_inverted_pyramid_is_left_to_the_search():
     centers = dets.centers.astype(float)
     assert better_fit(None, centers, np.ones(len(dets), bool), pair_indices(dets.class_id), 7, True,
                       centers) == (None, None)
+
+
+@pytest.mark.parametrize("left", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_game_followed_from_a_nearly_cleared_pyramid_is_accepted_right(seed, left):
+    """Following started late: no deal seen, a few cards left. The few cards' lattice is found in
+    the first frame and what it says holds in the frames tracked on it."""
+    from companion.rules import Rules
+    from companion.vision.fake import FakeDetector
+    from companion.vision.fusion import LayoutFuser
+    truth = synth_truth(np.random.default_rng(seed), removed=28 - left)
+    pipe = LayoutPipeline(FakeDetector(truth, Noise.none()))
+    fuser = LayoutFuser.for_fps(30, rules=Rules.parse("classic"), pipeline=pipe)
+    frame = np.full((720, 1280, 3), 40, np.uint8)
+    for i in range(20):
+        fuser.update(pipe.process(frame, frame=i), i)
+    assert fuser.accepted is not None
+    assert fuser.accepted.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert [str(c) for c in fuser.accepted.waste_tops()] == [truth["waste"][0]["top"]]

@@ -305,6 +305,14 @@ def better_fit(fit: Optional[LatticeFit], pts: np.ndarray, primary: np.ndarray, 
     return fit, None
 
 
+def few_cards_on(h: np.ndarray, pts: np.ndarray, pair_idx: np.ndarray, rows: int,
+                 frame_size: Optional[tuple[int, int]] = None) -> FewCards:
+    """What the lattice ``h`` of a nearly cleared pyramid says of this frame's reads ``pts`` (a
+    frame after the one it was found in: the same lattice, the reads as they are now)."""
+    _, kept, second = few_score(h[None], pts, pair_idx, rows, frame_size)
+    return _few_cards(kept[0], second[0], rows)
+
+
 def _few_cards(kept: np.ndarray, second: np.ndarray, rows: int) -> FewCards:
     node_row = pyramid_nodes(rows, False)[0][:, 0]
     lowest = int(node_row[kept].max()) if kept.any() else 0
