@@ -35,8 +35,8 @@ from typing import Optional
 
 import numpy as np
 
-from companion.vision.lattice import (ASSIGN_TOL, SECOND_INDEX_WINDOW, LatticeFit, _assign, _lattice_key,
-                                      _node_table, apply_h, covering, fit_affine, in_area, pyramid_nodes, snap)
+from companion.vision.lattice import (ASSIGN_TOL, SECOND_INDEX_WINDOW, LatticeFit, _assign,
+                                      _node_table, apply_h, covering, fit_affine, in_area, node_ids, pyramid_nodes)
 from companion.vision.second_index import DEFAULT_SECOND_OFFSET
 
 #: A searched fit placing at most this many reads may be a nearly cleared pyramid placed wrong (at 9,
@@ -170,7 +170,7 @@ def few_score(h: np.ndarray, pts: np.ndarray, pair_idx: np.ndarray, rows: int,
         uv = q[..., :2] / q[..., 2:3]
     uv = np.where(np.isfinite(uv), uv, 1e6)
     lo, grid, n_nodes, cov, node_row, pj, pc, nodes_uv = _tables(rows)
-    ids, res = _node_ids(uv, lo, grid)
+    ids, res = node_ids(uv, lo, grid)
     ids[res >= tol] = -1
     # A card's two reads: the one down-right of the other (as a second index lies) is no card.
     second = np.zeros((m, n), bool)
@@ -201,7 +201,7 @@ def few_score(h: np.ndarray, pts: np.ndarray, pair_idx: np.ndarray, rows: int,
         off = np.nanmedian(offsets, 1) if len(pair_idx) else np.full((m, 2), np.nan)
     off = np.where(np.isfinite(off), off, np.asarray(DEFAULT_SECOND_OFFSET, float))
     lone = ~card & ~second
-    o_ids, o_res = _node_ids(uv - off[:, None, :], lo, grid)
+    o_ids, o_res = node_ids(uv - off[:, None, :], lo, grid)
     orphan = lone & (o_ids >= 0) & (o_res < 0.35)
     present |= _filled(orphan, o_ids, m, n, grid.size, n_nodes)
     # What is left of a pyramid is closed towards the apex. A card on a slot with none of the slots
@@ -231,16 +231,6 @@ def few_score(h: np.ndarray, pts: np.ndarray, pair_idx: np.ndarray, rows: int,
     score = (kept.sum(1) - 1.0 * viol + 0.5 * pair_good - 1.0 * pair_bad - 1.5 * twice - 0.5 * strays
              - 0.25 * above - 1.5 * alone)
     return score, kept, second
-
-
-def _node_ids(uv: np.ndarray, lo: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Node id (-1: none) of the lattice node nearest each point ``uv`` (..., 2), and the distance."""
-    node, res = snap(uv.reshape(-1, 2))
-    k = _lattice_key(node) - lo
-    inside = ((k >= 0) & (k < np.array(grid.shape))).all(1)
-    ids = np.full(len(k), -1, np.int64)
-    ids[inside] = grid[k[inside, 0], k[inside, 1]]
-    return ids.reshape(uv.shape[:-1]), res.reshape(uv.shape[:-1])
 
 
 def _filled(mask: np.ndarray, ids: np.ndarray, m: int, n: int, size: int, n_nodes: int) -> np.ndarray:

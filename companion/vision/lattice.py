@@ -210,13 +210,21 @@ def _assign(pts: np.ndarray, h_abs: np.ndarray, rows: int, inverted: bool, tol: 
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Node id (or -1), lattice coordinates and residual of every point under ``h_abs``."""
     uv = apply_h(np.linalg.inv(h_abs), pts)
-    node, res = snap(uv)
     _, lo, grid, _, _ = _node_table(rows, inverted)
-    k = _lattice_key(node) - lo
-    inside = ((k >= 0) & (k < np.array(grid.shape))).all(1) & (res < tol)
-    ids = np.full(len(pts), -1, np.int64)
-    ids[inside] = grid[k[inside, 0], k[inside, 1]]
+    ids, res = node_ids(uv, lo, grid)
+    ids[res >= tol] = -1
     return ids, uv, res
+
+
+def node_ids(uv: np.ndarray, lo: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Node id (-1: none) of the lattice node nearest each point ``uv`` (..., 2), and the distance;
+    ``lo``, ``grid``: the pyramid's node lookup (``_node_table``)."""
+    node, res = snap(uv.reshape(-1, 2))
+    k = _lattice_key(node) - lo
+    inside = ((k >= 0) & (k < np.array(grid.shape))).all(1)
+    ids = np.full(len(k), -1, np.int64)
+    ids[inside] = grid[k[inside, 0], k[inside, 1]]
+    return ids.reshape(uv.shape[:-1]), res.reshape(uv.shape[:-1])
 
 
 def orientation_cue(h_abs: np.ndarray, pairs: Optional[np.ndarray]) -> float:

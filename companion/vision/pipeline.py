@@ -51,7 +51,7 @@ from companion.cards import CARD_CODES, DECK, Card
 from companion.layout import SlotReading, TableLayout, slot_name
 from companion.rules import Rules
 from companion.vision.detections import Detections
-from companion.vision.few_cards import FewCards, better_fit, few_cards_on
+from companion.vision.few_cards import FEW_MAX, FewCards, better_fit, few_cards_on
 from companion.vision.card_read import NO_ALTERNATIVE, CardRead, dedupe_cards, keeper_first  # noqa: F401 (re-exported)
 from companion.vision.orientation import apply_dir, layout_angle
 from companion.vision.outside import outside_places
@@ -192,9 +192,10 @@ class LayoutPipeline(SecondLooks):
             fit, few = better_fit(fit, centers, primary, pair_idx, rules.rows, rules.inverted,
                                   np.vstack([centers[primary], weak]), image_size)
             self._few = None if few is None or fit is None else (fit.homography, few)
-        elif self._few_cards_fit(fit):
+        elif fit.inliers <= FEW_MAX and self._few_cards_fit(fit):
             # The few cards' lattice held (a still's second look, a followed frame): what it says of
-            # this frame's reads.
+            # this frame's reads. (Not once the frame places more reads: a game tracked from its deal
+            # whose lattice a troubled frame found through a few cards is no nearly cleared pyramid.)
             few = few_cards_on(fit.homography, centers, pair_idx, rules.rows, image_size)
         if fit is not None and not fit.tracked and self.track and self._prior is not None:
             fit = self._confirm(fit, centers[primary], pairs)
