@@ -359,6 +359,37 @@ def test_a_second_index_read_on_the_slot_covering_its_corner_is_its_cards(mode):
         assert winner[node[(3, 1)]] == 6 and winner[node[(2, 0)]] == -1
 
 
+def test_a_card_lying_on_slots_out_of_the_picture_keeps_its_slot():
+    # A partly cleared pyramid seen from its third row down (rendered val 125): the apex rows lie
+    # outside the picture. TH on (2,2) lies where the apex's second index would, and the card it
+    # lies on, (1,1), shows no read: out of view, not cleared, so TH is (2,2)'s card.
+    from companion.vision.card_read import CardRead
+    from companion.vision.second_index import place_orphans
+    from companion.vision.slots import covering, pyramid_nodes
+
+    rules = Rules()
+    nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
+    node = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
+    seen = {(2, 1): "QD", (2, 2): "TH", (3, 0): "7S", (3, 1): "8D", (3, 3): "5H", (4, 1): "4D"}
+    br_off = np.array([0.95, 1.9])  # tall cards dealt with rows overlapping
+    in_picture = np.array([r >= 2 for r, _ in nodes_ri])
+
+    def place(**kw):
+        reads = [CardRead(k, Card.parse(c), 0.8, uv=tuple(nodes_uv[node[p]])) for k, (p, c) in enumerate(seen.items())]
+        winner = [-1] * len(nodes_ri)
+        for k, p in enumerate(seen):
+            winner[node[p]] = k
+        used = np.ones(len(reads), bool)
+        place_orphans(rules, reads, winner, used, np.array([node[p] for p in seen]),
+                      np.array([rd.uv for rd in reads]), br_off, covering(rules.rows, rules.inverted), **kw)
+        return winner
+
+    assert place(in_picture=in_picture)[node[(2, 2)]] == 1
+    # Not knowing which slots are out of view, the read passes for the apex's second index.
+    moved = place()
+    assert moved[node[(0, 0)]] == 1 and moved[node[(2, 2)]] == -1
+
+
 def test_second_indices_of_bottom_cards_under_a_hand_name_them_not_the_waste():
     # A hand over the pyramid hides the top-left indices of two neighbouring bottom-row cards and
     # every card they lie on: nothing read says those cards are there, but their second indices

@@ -212,6 +212,12 @@ class LayoutPipeline(SecondLooks):
         reads = [self._make_read(dets, j, uv[j]) for j in range(n)]
         nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
         n_nodes = len(nodes_ri)
+        # Slots outside the picture (a pyramid partly out of view) show no read without being empty.
+        in_picture = np.ones(n_nodes, bool)
+        if image_size is not None:
+            xy = fit.node_xy()
+            in_picture = ((xy[:, 0] >= 0) & (xy[:, 0] < image_size[0])
+                          & (xy[:, 1] >= 0) & (xy[:, 1] < image_size[1]))
         # Second indices (a card's rotated bottom-right index) confirm their card and claim nothing.
         cov = covering(rules.rows, rules.inverted)
         # A card shows its second index only when nothing lies on it. Reads that may be second
@@ -281,7 +287,7 @@ class LayoutPipeline(SecondLooks):
         # (a resting hand's cue: its neighbours vanish too; placed by their second indices, the
         # one card left unseen passed for an illegal removal after a window).
         place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov,
-                      lowest_by_place=not self.follows and few is None)
+                      lowest_by_place=not self.follows and few is None, in_picture=in_picture)
         if self.expected is not None and self.expected.rows == rules.rows:
             home_second_indices(self.expected, reads, winner, used, uv, br_off, nodes_ri, nodes_uv)
         # A read of a card on the pyramid lying near where that card's second index lies is that
@@ -354,11 +360,6 @@ class LayoutPipeline(SecondLooks):
                 for c in cov[node]:
                     must_hold[c] = True
         hidden: list[tuple[int, int]] = []
-        in_picture = np.ones(n_nodes, bool)
-        if image_size is not None:
-            xy = fit.node_xy()
-            in_picture = ((xy[:, 0] >= 0) & (xy[:, 0] < image_size[0])
-                          & (xy[:, 1] >= 0) & (xy[:, 1] < image_size[1]))
         rows_out: list[list[SlotReading]] = [[] for _ in range(rules.rows)]
         for node in range(n_nodes):
             r, i = (int(x) for x in nodes_ri[node])

@@ -149,14 +149,17 @@ def cross_second_indices(reads: list[CardRead], uv: np.ndarray, on_br: list[list
 
 
 def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: np.ndarray, ids: np.ndarray,
-                   uv: np.ndarray, br_off: np.ndarray, cov: tuple, lowest_by_place: bool = True) -> None:
+                   uv: np.ndarray, br_off: np.ndarray, cov: tuple, lowest_by_place: bool = True,
+                   in_picture: Optional[np.ndarray] = None) -> None:
     """A lone second index (its card's first index was missed) names the card of the slot it belongs to.
 
     Candidates: reads off the lattice, and reads on a slot whose covered
     cards are missing (impossible for a card, natural for a second index
     falling onto the cleared part of the pyramid). ``lowest_by_place``: a lowest-row card's
     second index is taken by its place alone when no read shows the cards under it (see
-    ``_place_orphan``).
+    ``_place_orphan``). ``in_picture``: which slots lie inside the picture; a slot outside it
+    showing no read is out of view, not cleared (rendered val: 5 of 600 scenes with a slot more
+    right, none with fewer).
     """
     _, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
     n_nodes = len(nodes_uv)
@@ -169,7 +172,7 @@ def place_orphans(rules: Rules, reads: list[CardRead], winner: list[int], used: 
     cand = []
     for node in range(n_nodes):
         j = winner[node]
-        if j >= 0 and any(winner[c] < 0 for c in cov[node]):
+        if j >= 0 and any(winner[c] < 0 and (in_picture is None or in_picture[c]) for c in cov[node]):
             cand.append(j)
     cand += [j for j in range(len(reads)) if not used[j] and ids[j] < 0]
     # A placed index can show that a card it lies on is there, hidden: go again while one is placed.
