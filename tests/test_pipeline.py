@@ -359,6 +359,27 @@ def test_a_second_index_read_on_the_slot_covering_its_corner_is_its_cards(mode):
         assert winner[node[(3, 1)]] == 6 and winner[node[(2, 0)]] == -1
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_weakly_read_waste_top_counts_in_a_still_not_when_following(seed):
+    # Read once at 0.3, the waste's top card is the waste top of a still (a wrong one is one card to
+    # correct, as a missing one is); following a game, it is a stray read (a false waste card
+    # costs phantom draws).
+    truth = synth_truth(np.random.default_rng(seed))
+    pile = truth["waste"][0]["cards"]
+    # (one read of it: its two indices read would be pooled surer)
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"].startswith("waste") and l["which"] == "br")]
+    dets = clean(truth)
+    weak = np.array([lab["where"] == f"waste:0:{len(pile) - 1}" for lab in truth["labels"]])
+    assert weak.any()
+    dets = Detections(dets.xyxy, dets.class_id, np.where(weak, 0.3, dets.confidence).astype(np.float32),
+                      dets.alt_class_id, dets.alt_confidence)
+    still = LayoutPipeline(track=False).read(dets).layout
+    followed = LayoutPipeline().read(dets).layout
+    assert [str(c) for c in still.waste_tops()] == [pile[-1]]
+    assert [str(c) for c in followed.waste_tops()] != [pile[-1]]
+    assert still.to_json()["pyramid"] == followed.to_json()["pyramid"] == truth["pyramid_codes"]
+
+
 def test_a_card_lying_on_slots_out_of_the_picture_keeps_its_slot():
     # A partly cleared pyramid seen from its third row down (rendered val 125): the apex rows lie
     # outside the picture. TH on (2,2) lies where the apex's second index would, and the card it

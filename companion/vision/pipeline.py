@@ -54,7 +54,7 @@ from companion.vision.detections import Detections
 from companion.vision.few_cards import FEW_MAX, FewCards, better_fit, few_cards_on
 from companion.vision.card_read import NO_ALTERNATIVE, CardRead, dedupe_cards, keeper_first  # noqa: F401 (re-exported)
 from companion.vision.orientation import apply_dir, layout_angle
-from companion.vision.outside import outside_places
+from companion.vision.outside import WASTE_MIN_SCORE, outside_places
 from companion.vision.second_look import SecondLooks
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
                                            bared_slots, cross_second_indices, home_second_indices, maybe_second,
@@ -301,7 +301,8 @@ class LayoutPipeline(SecondLooks):
         off = [j for j in range(n) if not used[j] and (ids[j] < 0 or winner[ids[j]] != j)]
         held = [reads[w].card if w >= 0 else None for w in winner]
         waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off, held,
-                                                      None if few is None else few.lowest_row)
+                                                      None if few is None else few.lowest_row,
+                                                      WASTE_MIN_SCORE if self.follows else 0.0)
         # A waste pile read as one card that the pyramid shows by a surer read: most often the
         # stock's back or the table read as a card. Not the waste, and no "seen twice" anomaly (which
         # makes fusion skip the frame: a rendered game went 8 s without a stable view).
