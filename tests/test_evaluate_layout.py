@@ -15,7 +15,7 @@ from companion.cards import Card  # noqa: E402
 from companion.vision.detections import Detections  # noqa: E402
 from companion.vision.fake import Noise, detections_from_truth, synth_truth  # noqa: E402
 from companion.vision.pipeline import LayoutPipeline  # noqa: E402
-from tools.evaluate_layout import LATTICE_OFF, lattice_error, waste_why  # noqa: E402
+from tools.evaluate_layout import LATTICE_OFF, lattice_error, piles_left_to_right, waste_why  # noqa: E402
 
 
 def test_lattice_error_in_card_pitches():
@@ -53,3 +53,28 @@ def test_waste_why_says_why_a_waste_top_is_wrong():
     empty = dict(truth, waste=[{"cards": [], "top": None}])
     assert waste_why(empty, dets, [top]) == "empty waste read as a card"
     assert waste_why(empty, dets, [None]) == "right"
+
+
+def _quad(cx: float, cy: float, turn: int) -> list[list[float]]:
+    """A card's quad (top-left, top-right, bottom-right, bottom-left) at (cx, cy), the table turned
+    by ``turn`` half turns in the image."""
+    q = np.array([[cx - 30, cy - 40], [cx + 30, cy - 40], [cx + 30, cy + 40], [cx - 30, cy + 40]])
+    return (q * (-1) ** turn).tolist()
+
+
+def test_waste_piles_are_compared_left_to_right_as_the_player_sees_them():
+    # The renderer lists three piles from the stock outward; the pipeline reports them left to right.
+    for turn in (0, 1):
+        for stock_x, xs in ((100, (200, 300, 400)), (500, (400, 300, 200))):
+            truth = {"waste": [{"cards": [c], "top": c, "quad": _quad(x, 500, turn)}
+                               for c, x in zip(("QH", "5D", "2D"), xs)],
+                     "stock": {"present": True, "quad": _quad(stock_x, 500, turn)}, "labels": []}
+            left_first = stock_x < xs[0]
+            assert piles_left_to_right(truth) == ([0, 1, 2] if left_first else [2, 1, 0])
+            tops = ["QH", "5D", "2D"] if left_first else ["2D", "5D", "QH"]
+            assert waste_why(truth, Detections.empty(), tops) == "right"
+            # with no stock in view, pile 0 still lies nearest where it was
+            assert piles_left_to_right(dict(truth, stock={"present": False, "quad": None})) == \
+                piles_left_to_right(truth)
+    one = {"waste": [{"cards": ["QH"], "top": "QH", "quad": _quad(200, 500, 0)}], "labels": []}
+    assert piles_left_to_right(one) == [0]

@@ -12,7 +12,8 @@ mapping, not the model).
     python tools/evaluate_layout.py --truth data/synth_v1/val/truth --detector onnx
 
 Prints one line per condition group: scenes, slots right, deals exactly right,
-deals with at most one slot wrong, waste top right, deals with no error the slot
+deals with at most one slot wrong, waste top right (three piles compared left to right as
+the player sees them, the pipeline's order: ``piles_left_to_right``), deals with no error the slot
 mapping is to blame for (the right card was read at the slot's corner), and
 deals exactly right / at most one wrong counting only slots a camera could read
 (a card hidden under a hand in that frame is left out: fusion over frames is
@@ -96,11 +97,34 @@ def reads_near(dets, box) -> list[str]:
 WASTE_WHY = ("no read on it", "misread", "read right, not taken", "not in view", "empty waste read as a card")
 
 
+def piles_left_to_right(truth: dict) -> list[int]:
+    """The truth's waste piles in the order the pipeline reports them: left to right as the player
+    sees the table (``outside.outside_places``). The renderer lists them from the stock outward,
+    and puts the stock on the right of the piles in about one scene in seven; the table's
+    left-to-right is the cards' own top edge (their quads run top-left, top-right, ...)."""
+    piles = truth.get("waste", [])
+    quads = [np.asarray(q, float) for q in [p.get("quad") for p in piles] + [truth.get("stock", {}).get("quad")]
+             if q is not None]
+    stock = truth.get("stock", {}).get("quad")
+    placed = [(k, np.asarray(p["quad"], float).mean(0)) for k, p in enumerate(piles) if p.get("quad") is not None]
+    order = list(range(len(piles)))
+    if not placed or (len(placed) < 2 and stock is None):
+        return order
+    right = np.mean([q[1] - q[0] for q in quads], axis=0)  # the table's "right", in pixels
+    at = {k: float(c @ right) for k, c in placed}
+    if stock is not None:
+        from_left = float(np.asarray(stock, float).mean(0) @ right) < np.mean(list(at.values()))
+    else:  # the piles themselves: pile 0 lies nearest the stock
+        from_left = at[placed[0][0]] < at[placed[-1][0]]
+    return order if from_left else order[::-1]
+
+
 def waste_why(truth: dict, dets, got_tops: list) -> str:
     """"right", or why the first wrong waste pile's top is wrong: no detection on the top card's
     index corners, only other cards read there, read right there but not made the top (the
     waste's places come from the lattice fit), its indices all hidden, or a card on an empty pile."""
-    want = [p.get("top") for p in truth.get("waste", [])]
+    order = piles_left_to_right(truth)
+    want = [truth["waste"][k].get("top") for k in order]
     got = list(got_tops) + [None] * max(0, len(want) - len(got_tops))
     if [t for t in want if t] == [t for t in got if t]:
         return "right"
@@ -109,8 +133,8 @@ def waste_why(truth: dict, dets, got_tops: list) -> str:
             continue
         if a is None:
             return "empty waste read as a card"
-        top = len(truth["waste"][p]["cards"]) - 1
-        boxes = [l["box"] for l in truth["labels"] if l["where"] == f"waste:{p}:{top}"]
+        top = len(truth["waste"][order[p]]["cards"]) - 1
+        boxes = [l["box"] for l in truth["labels"] if l["where"] == f"waste:{order[p]}:{top}"]
         if not boxes:
             return "not in view"
         near = [c for box in boxes for c in reads_near(dets, box)]
@@ -286,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         vis_wrong = n_slots if got is None else sum(
             a != b for r, (ra, rb) in enumerate(zip(want, got)) for i, (a, b) in enumerate(zip(ra, rb))
             if a is None or (r, i) in seen)
-        tops = [p.get("top") for p in truth.get("waste", [])]
+        tops = [truth["waste"][k].get("top") for k in piles_left_to_right(truth)]
         got_tops = [] if reading.layout is None else [None if t is None else str(t)
                                                        for t in reading.layout.waste_tops()]
         waste_ok = [t for t in tops if t] == [t for t in got_tops if t]
