@@ -361,9 +361,9 @@ def test_a_second_index_read_on_the_slot_covering_its_corner_is_its_cards(mode):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_weakly_read_waste_top_counts_in_a_still_not_when_following(seed):
-    # Read once at 0.3, the waste's top card is the waste top of a still (a wrong one is one card to
-    # correct, as a missing one is); following a game, it is a stray read (a false waste card
-    # costs phantom draws).
+    # Read once at 0.3, the waste's top card is the waste top of a still, marked for checking (a
+    # wrong one is one card to correct, as a missing one is); following a game, it is a stray read
+    # (a false waste card costs phantom draws).
     truth = synth_truth(np.random.default_rng(seed))
     pile = truth["waste"][0]["cards"]
     # (one read of it: its two indices read would be pooled surer)
@@ -376,6 +376,7 @@ def test_a_weakly_read_waste_top_counts_in_a_still_not_when_following(seed):
     still = LayoutPipeline(track=False).read(dets).layout
     followed = LayoutPipeline().read(dets).layout
     assert [str(c) for c in still.waste_tops()] == [pile[-1]]
+    assert any(p.startswith(f"waste top {pile[-1]} read with low confidence 0.30") for p in still.problems)
     assert [str(c) for c in followed.waste_tops()] != [pile[-1]]
     assert still.to_json()["pyramid"] == followed.to_json()["pyramid"] == truth["pyramid_codes"]
 

@@ -354,6 +354,12 @@ class LayoutPipeline(SecondLooks):
                     problems.append(f"{card} is seen twice: at {where[0][0]} and at {place} - please check")
                     if place in slot_of_name:  # the classifier may name it with the card ruled out
                         twice[slot_of_name[place]] = tuple(float(v) for v in dets.xyxy[rd.det])
+        for pile in waste:
+            if pile and pile[-1].score < LOW_SCORE:  # a still takes weak waste reads: say so
+                rd = pile[-1]
+                alts = ", ".join(f"{c} {s:.2f}" for c, s in rd.best_alternatives()[1:])
+                problems.append(f"waste top {rd.card} read with low confidence {rd.score:.2f}"
+                                + (f" (or {alts})" if alts else "") + " - please check")
         # Build the layout. A card lies on everything under it, recursively: those slots must hold cards.
         must_hold = np.zeros(n_nodes, bool)
         for node in sorted(range(n_nodes), key=lambda m: -nodes_ri[m][0] if not rules.inverted else nodes_ri[m][0]):
