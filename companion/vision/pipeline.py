@@ -354,12 +354,9 @@ class LayoutPipeline(SecondLooks):
                     problems.append(f"{card} is seen twice: at {where[0][0]} and at {place} - please check")
                     if place in slot_of_name:  # the classifier may name it with the card ruled out
                         twice[slot_of_name[place]] = tuple(float(v) for v in dets.xyxy[rd.det])
-        for pile in waste:
-            if pile and pile[-1].score < LOW_SCORE:  # a still takes weak waste reads: say so
-                rd = pile[-1]
-                alts = ", ".join(f"{c} {s:.2f}" for c, s in rd.best_alternatives()[1:])
-                problems.append(f"waste top {rd.card} read with low confidence {rd.score:.2f}"
-                                + (f" (or {alts})" if alts else "") + " - please check")
+        for pile in waste:  # (a still takes even a weak read there for the waste)
+            if pile and pile[-1].score < LOW_SCORE:
+                problems.append(unsure_read("waste top", pile[-1]))
         # Build the layout. A card lies on everything under it, recursively: those slots must hold cards.
         must_hold = np.zeros(n_nodes, bool)
         for node in sorted(range(n_nodes), key=lambda m: -nodes_ri[m][0] if not rules.inverted else nodes_ri[m][0]):
@@ -377,9 +374,7 @@ class LayoutPipeline(SecondLooks):
                 if rd.card not in self._deck:
                     problems.append(f"{slot_name(r, i)}: {rd.card} is not in the deck of {rules.name!r}")
                 elif rd.score < LOW_SCORE:
-                    alts = ", ".join(f"{c} {s:.2f}" for c, s in rd.best_alternatives()[1:])
-                    problems.append(f"{slot_name(r, i)}: {rd.card} read with low confidence "
-                                    f"{rd.score:.2f}" + (f" (or {alts})" if alts else "") + " - please check")
+                    problems.append(unsure_read(f"{slot_name(r, i)}:", rd))
             else:
                 covered_by = must_hold[node]
                 if covered_by:
@@ -514,6 +509,13 @@ class LayoutPipeline(SecondLooks):
                 if 0 <= int(c) < 52:
                     alts[DECK[int(c)]] = max(alts.get(DECK[int(c)], 0.0), float(s))
         return CardRead(j, card, score, alts, (float(uv[0]), float(uv[1])))
+
+
+def unsure_read(where: str, rd: CardRead) -> str:
+    """The problem a weakly named card raises: where it lies, its score and runner-ups."""
+    alts = ", ".join(f"{c} {s:.2f}" for c, s in rd.best_alternatives()[1:])
+    return (f"{where} {rd.card} read with low confidence {rd.score:.2f}"
+            + (f" (or {alts})" if alts else "") + " - please check")
 
 
 def read_to_json(reading: FrameReading) -> dict[str, Any]:
