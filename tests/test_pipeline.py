@@ -294,6 +294,24 @@ def test_three_waste_piles_at_different_heights_are_three_tops_in_order():
     assert [[str(c) for c in pile] for pile in layout.waste] == [p["cards"] for p in truth["waste"]]
 
 
+def test_three_waste_piles_close_together_stay_three():
+    # Three piles are not fanned: top-left indices half a slot apart are two piles. Far below the
+    # pyramid the fitted lattice shrinks: rendered val_s64 151's piles, dealt a little more than a
+    # card apart, lie 0.53 and 0.86 slots apart in it (their reads' places below, as fitted).
+    from companion.vision.card_read import CardRead
+    from companion.vision.outside import outside_places
+
+    reads = [CardRead(k, Card.parse(c), sc, uv=uv) for k, (c, sc, uv) in enumerate([
+        ("5C", 0.55, (-0.56, 9.0)), ("8C", 0.74, (-0.03, 8.98)), ("8C", 0.72, (0.58, 10.32)),
+        ("6C", 0.82, (0.83, 8.94)), ("6C", 0.69, (1.47, 10.26))])]
+    uv = np.array([rd.uv for rd in reads])
+    waste, _, _, stray = outside_places(Rules.preset("apophis"), reads, list(range(5)), uv, np.array([0.6, 1.3]))
+    assert [[str(rd.card) for rd in pile] for pile in waste] == [["5C"], ["8C"], ["6C"]] and not stray
+    # One pile, fanned (draw 3): the same places are one pile's cards.
+    one, _, _, _ = outside_places(Rules(draw=3), reads, list(range(5)), uv, np.array([0.6, 1.3]))
+    assert len(one) == 1 and len(one[0]) > 1
+
+
 def test_a_misread_second_index_below_the_bottom_row_is_not_the_waste():
     # A bottom-row card's second index read as a card seen nowhere else lies off the lattice,
     # below the pyramid, like the waste. The waste lies lower: its pile wins even when weaker.

@@ -26,6 +26,13 @@ from companion.vision.lattice import pyramid_nodes
 #: (rendered val, shipped ensemble: waste top right 70.67 -> 72.33% and 70.33 -> 71.33% on the two
 #: val sets of 300 scenes).
 WASTE_MIN_SCORE = 0.35
+#: Top-left indices of the waste further apart than this along the rows (lattice units) lie on two
+#: piles: one pile fanned by draw 3 (``PILE_STEP``), three piles side by side, which are not fanned
+#: (``PILES_STEP``: far below the pyramid the fitted lattice shrinks, and piles dealt a little more
+#: than a card apart lay 0.53 slots apart in rendered val_s64 151; 0.35-0.45: two of 95 three-pile
+#: scenes of both val sets more right, none lost).
+PILE_STEP = 0.6
+PILES_STEP = 0.45
 #: A read this near (lattice units) to where a lowest-row card's second index lies is taken for one.
 SECOND_INDEX_NEAR = 0.45
 
@@ -71,9 +78,10 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
     # up exactly) join the pile whose top-left indices lie one second-index offset up-left.
     low = low_reads(below, uv, br_off)
     piles: list[list[int]] = []
+    step = PILE_STEP if rules.waste_piles == 1 else PILES_STEP
     for j in sorted((j for j in below if j not in low), key=lambda j: uv[j][0]):
         near = [p for p in piles if min(np.hypot(*(uv[k] - uv[j])) for k in p) < 1.2
-                and uv[j][0] - uv[p[-1]][0] < 0.6]
+                and uv[j][0] - uv[p[-1]][0] < step]
         if near:
             near[-1].append(j)
         else:
