@@ -289,7 +289,11 @@ class SecondLooks:
                     self.track = track
             mass = named_mass(again.layout)
             if mass > best[0]:
-                best = (mass, again, named_dets, turned, (self._prior, self._candidate) if track else state)
+                # Another way round read as if tracked is this frame's reading; it becomes the
+                # tracked lattice only when none was tracked before: a troubled frame (a hand over
+                # most of the pyramid) must not replace a tracked lattice at once (``_confirm``).
+                keep = track and (h is None or state[0] is None)
+                best = (mass, again, named_dets, turned, (self._prior, self._candidate) if keep else state)
         self._prior, self._candidate = best[4]
         return best[1], best[2], best[3]
 
