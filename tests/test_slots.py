@@ -216,3 +216,52 @@ def test_tie_breaks_at_once_equal_one_at_a_time():
     assert np.allclose(at_once, [_tie_break(h, pairs, 7) for h in hs])
     assert at_once[0] >= 0.25 * 5 - 0.5
     assert np.allclose(_tie_breaks(hs, None, 7), [_tie_break(h, None, 7) for h in hs])
+
+
+
+# The first lattice search of rendered val_s22_000256 (tools/make_dataset.py --seed 22, val): two arms
+# over the pyramid hide most of its second row and much of its right side. Index-corner positions
+# (px, the pipeline's order), the card pairs it gave as the orientation cue, and each point's slot by
+# the scene's truth (-1: no pyramid card's first index: second indices, the waste, the hands).
+VAL_256_POINTS = [
+    [501.2, 304.8], [570.4, 227.4], [612.6, 490.8], [451.7, 378.5], [584.6, 321.5], [467.3, 462.2],
+    [451.4, 636.0], [400.8, 446.7], [606.2, 412.7], [543.1, 475.6], [527.3, 397.0], [657.4, 242.4],
+    [732.6, 28.7], [487.3, 533.4], [349.6, 503.8], [774.2, 621.6], [441.2, 502.0], [616.6, 547.7],
+    [655.5, 334.1], [550.6, 546.1], [772.4, 564.1], [774.9, 417.0], [418.8, 518.2], [412.9, 595.4]]
+VAL_256_PAIRS = [
+    [[501.2, 304.8], [542.8, 371.8]], [[501.2, 304.8], [539.6, 378.5]], [[570.4, 227.4], [611.4, 300.8]],
+    [[451.7, 378.5], [491.1, 440.1]], [[584.6, 321.5], [619.7, 387.6]], [[467.3, 462.2], [510.8, 511.9]],
+    [[584.1, 589.5], [550.6, 546.1]], [[543.1, 475.6], [572.1, 524.6]], [[527.3, 397.0], [564.6, 455.9]],
+    [[643.8, 598.4], [616.6, 547.7]], [[524.1, 575.3], [487.3, 533.4]], [[542.8, 371.8], [539.6, 378.5]],
+    [[450.9, 565.8], [418.8, 518.2]], [[313.7, 574.2], [774.9, 417.0]]]
+VAL_256_SLOTS = [6, 3, 18, 10, 7, 16, -1, 15, 12, 17, 11, 4, 0, 23, 21, -1, -1, 25, 8, 24, -1, -1, 22, -1]
+
+
+def test_reads_beside_the_rows_cost_a_placement_a_row_off(monkeypatch):
+    """Placed a row off, the reads of val_s22_000256 fill every row, and two of them lie on lattice
+    nodes one slot past a row's end, where no card of a pyramid lies: each beyond the first costs
+    (``lattice_search.BESIDE_COST``), and the pyramid is placed where the scene has it (before, a row
+    off: none of its 18 first indices on its slot)."""
+    from companion.vision import lattice_search
+    pts, pairs = np.array(VAL_256_POINTS), np.array(VAL_256_PAIRS)
+    slots = np.array(VAL_256_SLOTS)
+    cards = slots >= 0
+    fit = fit_pyramid(pts, 7, pairs=pairs, frame_size=(1280, 720))
+    assert fit is not None
+    assert (fit.node_of_point[cards] == slots[cards]).all()
+    monkeypatch.setattr(lattice_search, "BESIDE_COST", 0.0)
+    off = fit_pyramid(pts, 7, pairs=pairs, frame_size=(1280, 720))
+    assert off is not None and not (off.node_of_point[cards] == slots[cards]).any()
+
+
+def test_beside_counts_reads_past_the_rows_ends():
+    """``_beside``: keys ``(w, v)`` one slot past either end of a row count, less one that is free;
+    above the apex, below the lowest row and inside the rows they do not."""
+    from companion.vision.lattice_search import _beside
+    past = [[-1, 0], [1, 0], [-1, 3], [4, 3]]
+    not_past = [[0, 0], [2, 3], [5, 3], [0, -1], [3, 7], [-1, 7]]
+    assert _beside(np.array(past + not_past), 7, False) == 3
+    assert _beside(np.array(not_past), 7, False) == 0
+    assert _beside(np.array([past[:2], past[2:]]), 7, False).tolist() == [1, 1]  # per set of keys
+    # inverted: the apex row lies lowest, its one slot at w = 6
+    assert _beside(np.array([[5, 6], [7, 6], [6, 6]]), 7, True) == 1
