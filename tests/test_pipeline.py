@@ -312,6 +312,21 @@ def test_three_waste_piles_close_together_stay_three():
     assert len(one) == 1 and len(one[0]) > 1
 
 
+def test_a_discard_pile_beside_the_pyramid_is_not_the_waste():
+    # Removed pairs put aside face up lie beside the pyramid; the stock and the waste below it. Read
+    # surer than the waste, the discard pile's top passed for the waste top (rendered val_s64 196:
+    # its reads' places as fitted). Alone below the pyramid, a pile beside it is still the waste.
+    from companion.vision.card_read import CardRead
+    from companion.vision.outside import outside_places
+
+    reads = [CardRead(0, Card.parse("5D"), 0.94, uv=(5.17, 7.98)), CardRead(1, Card.parse("3S"), 0.88, uv=(0.72, 9.38))]
+    uv = np.array([rd.uv for rd in reads])
+    waste, _, _, stray = outside_places(Rules(), reads, [0, 1], uv, np.array([0.68, 1.38]))
+    assert [[str(rd.card) for rd in pile] for pile in waste] == [["3S"]] and stray == [0]
+    alone, _, _, _ = outside_places(Rules(), reads[:1], [0], uv[:1], np.array([0.68, 1.38]))
+    assert [[str(rd.card) for rd in pile] for pile in alone] == [["5D"]]
+
+
 def test_a_misread_second_index_below_the_bottom_row_is_not_the_waste():
     # A bottom-row card's second index read as a card seen nowhere else lies off the lattice,
     # below the pyramid, like the waste. The waste lies lower: its pile wins even when weaker.

@@ -33,6 +33,12 @@ WASTE_MIN_SCORE = 0.35
 #: scenes of both val sets more right, none lost).
 PILE_STEP = 0.6
 PILES_STEP = 0.45
+#: One waste pile wanted and several found below the pyramid: the piles lying within its width
+#: (top-left indices up to this far, in slots, past its lowest row's ends) come first. Cards put aside
+#: face up (removed pairs on a discard pile) lie beside the pyramid, the stock and waste below it: a
+#: discard pile's top read surer than the waste took its place (rendered val: 3 of 600 waste tops
+#: more right, none lost, the same from 0.5 to 1.0).
+WASTE_SPAN = 0.5
 #: A read this near (lattice units) to where a lowest-row card's second index lies is taken for one.
 SECOND_INDEX_NEAR = 0.45
 
@@ -103,6 +109,11 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
         if clear and len(clear) < len(piles):
             stray += [j for p in piles if p not in clear for j in p]
             piles = clear
+        # Below the pyramid's width lies the waste; a pile beside it is put aside (a discard pile).
+        within = [p for p in piles if min(abs(uv[j][0] - centre) for j in p) <= half + WASTE_SPAN]
+        if within and len(within) < len(piles):
+            stray += [j for p in piles if p not in within for j in p]
+            piles = within
         best = max(piles, key=lambda p: sum(reads[j].score for j in p))
         stray += [j for p in piles if p is not best for j in p]
         piles = [best]
