@@ -100,7 +100,8 @@ def _place(keys: np.ndarray, rows: int, inverted: bool, candidates_out: Optional
     """Best integer offset inside the pyramid for each set of lattice ``keys`` (G, n, 2).
 
     Returns per set (score, offset key). Score: slots filled, minus half a point
-    per filled slot whose covered card is missing.
+    per filled slot whose covered card is missing and ``BESIDE_COST`` per read
+    (past the first) one slot beyond a row's end.
     """
     node_key, lo, grid, pj, pc = _node_table(rows, inverted)
     g, n = keys.shape[:2]
