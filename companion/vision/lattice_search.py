@@ -253,14 +253,15 @@ def _rebase(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
         keep = np.flatnonzero(scores >= top - 4)
         keep = keep[np.argsort(-scores[keep], kind="stable")[:40]]
         gis, offs, present, scores = gis[keep], offs[keep], present[keep], scores[keep].astype(float)
-        abs_keys = np.einsum("gij,nj->gni", _REBASES[sel[gis]], keys) + offs[:, None, :]
+        beside = _beside(np.einsum("gij,nj->gni", _REBASES[sel[gis]], keys) + offs[:, None, :], rows, inverted)
         w, hgt = frame_size
-        for c in range(len(gis)):
-            h_abs = h @ _rebase_t(sel[gis[c]], offs[c])
-            xy = apply_h(h_abs, nodes_uv)
-            seen = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < hgt)
-            scores[c] = (present[c].sum() - 0.5 * (present[c, pj] & ~present[c, pc] & seen[pc]).sum()
-                         - BESIDE_COST * _beside(abs_keys[c], rows, inverted))
+        hs = h @ _rebase_ts(sel[gis], offs)                                  # (C, 3, 3)
+        q = np.einsum("cij,nj->cni", hs, np.hstack([nodes_uv, np.ones((len(nodes_uv), 1))]))
+        with np.errstate(divide="ignore", invalid="ignore"):  # nodes on the horizon: not in the picture
+            x, y = q[..., 0] / q[..., 2], q[..., 1] / q[..., 2]
+            seen = (x >= 0) & (x < w) & (y >= 0) & (y < hgt)
+        scores = (present.sum(1) - 0.5 * (present[:, pj] & ~present[:, pc] & seen[:, pc]).sum(1)
+                  - BESIDE_COST * beside).astype(float)
     top = scores.max()
     near_top = np.flatnonzero(scores >= top - 3.0)
     # Bounded work: the tie-break (worth at most ~1 point) is weighed for the best 64 placements.
@@ -274,14 +275,6 @@ def _rebase(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
     return float(total[best]), h_abs[best]
 
 
-def _rebase_t(gi: int, off: np.ndarray) -> np.ndarray:
-    """New (absolute) lattice coordinates -> relative ones, for re-basing ``gi`` and key offset ``off``."""
-    t = np.eye(3)
-    t[:2, :2] = _REBASE_M[gi]
-    t[:2, 2] = -(_A_INV @ _REBASE_GINV[gi] @ off)
-    return t
-
-
 def _tie_break(h_abs: np.ndarray, pairs: Optional[np.ndarray], rows: int) -> float:
     """Second-index cue (0.25 a pair) and an apex-up prior (at most 0.5, for an upside-down layout):
     worth a couple of cards hidden under a hand, less than the bottom row's pairs."""
@@ -290,7 +283,8 @@ def _tie_break(h_abs: np.ndarray, pairs: Optional[np.ndarray], rows: int) -> flo
 
 
 def _rebase_ts(gis: np.ndarray, offs: np.ndarray) -> np.ndarray:
-    """``_rebase_t`` for many re-basings and offsets at once: (c, 3, 3)."""
+    """New (absolute) lattice coordinates -> relative ones, for each re-basing ``gis`` and key offset
+    ``offs``: (c, 3, 3)."""
     t = np.zeros((len(gis), 3, 3))
     t[:, 2, 2] = 1.0
     t[:, :2, :2] = _REBASE_M[gis]
