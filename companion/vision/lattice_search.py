@@ -253,15 +253,14 @@ def _rebase(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
         keep = np.flatnonzero(scores >= top - 4)
         keep = keep[np.argsort(-scores[keep], kind="stable")[:40]]
         gis, offs, present, scores = gis[keep], offs[keep], present[keep], scores[keep].astype(float)
-        beside = _beside(np.einsum("gij,nj->gni", _REBASES[sel[gis]], keys) + offs[:, None, :], rows, inverted)
         w, hgt = frame_size
         hs = h @ _rebase_ts(sel[gis], offs)                                  # (C, 3, 3)
         q = np.einsum("cij,nj->cni", hs, np.hstack([nodes_uv, np.ones((len(nodes_uv), 1))]))
         with np.errstate(divide="ignore", invalid="ignore"):  # nodes on the horizon: not in the picture
             x, y = q[..., 0] / q[..., 2], q[..., 1] / q[..., 2]
             seen = (x >= 0) & (x < w) & (y >= 0) & (y < hgt)
-        scores = (present.sum(1) - 0.5 * (present[:, pj] & ~present[:, pc] & seen[:, pc]).sum(1)
-                  - BESIDE_COST * beside).astype(float)
+        # (the half point of a card lying on a missing one given back where that one is out of view)
+        scores += 0.5 * (present[:, pj] & ~present[:, pc] & ~seen[:, pc]).sum(1)
     top = scores.max()
     near_top = np.flatnonzero(scores >= top - 3.0)
     # Bounded work: the tie-break (worth at most ~1 point) is weighed for the best 64 placements.
@@ -330,7 +329,8 @@ def _fit_score(fit: LatticeFit, tol: float, frame_size: Optional[tuple[int, int]
     violations = sum(1 for j in np.flatnonzero(present) for c in cov[j] if not present[c] and seen[c])
     node, res = snap(fit.uv)
     beside = int(_beside(_lattice_key(node)[res < tol], fit.rows, fit.inverted))
-    return present.sum() - 0.5 * violations - BESIDE_COST * beside - 0.1 * float(fit.residual[on].mean() if on.any() else 0)
+    residual = float(fit.residual[on].mean() if on.any() else 0)
+    return present.sum() - 0.5 * violations - BESIDE_COST * beside - 0.1 * residual
 
 
 def convincing(fit: LatticeFit, pairs: Optional[np.ndarray], n: int) -> bool:
