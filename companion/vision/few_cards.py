@@ -36,7 +36,8 @@ from typing import Optional
 import numpy as np
 
 from companion.vision.lattice import (ASSIGN_TOL, SECOND_INDEX_WINDOW, LatticeFit, _assign,
-                                      _node_table, apply_h, covering, fit_affine, in_area, node_ids, pyramid_nodes)
+                                      _node_table, apply_h, covering, fit_affine, in_area, in_frame, node_ids,
+                                      pyramid_nodes)
 from companion.vision.second_index import DEFAULT_SECOND_OFFSET
 
 #: A searched fit placing at most this many reads may be a nearly cleared pyramid placed wrong (at 9,
@@ -212,8 +213,7 @@ def few_score(h: np.ndarray, pts: np.ndarray, pair_idx: np.ndarray, rows: int,
         with np.errstate(all="ignore"):
             q = np.einsum("mij,kj->mki", h[:, :, :2], nodes_uv) + h[:, None, :, 2]
             xy = q[..., :2] / q[..., 2:3]
-        unseen = ~((xy[..., 0] >= 0) & (xy[..., 0] < frame_size[0]) & (xy[..., 1] >= 0)
-                   & (xy[..., 1] < frame_size[1]))
+        unseen = ~in_frame(xy, frame_size)
     kept = present.copy()
     for j in range(1, n_nodes):
         if node_row[j] >= 2:

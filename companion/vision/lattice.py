@@ -58,6 +58,13 @@ def snap(uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return node, np.where(np.isfinite(res), res, np.inf)
 
 
+def in_frame(xy: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Which image points ``xy`` (..., 2) lie inside a picture of ``size`` (width, height); NaN and
+    inf (points on a lattice's horizon) do not."""
+    with np.errstate(invalid="ignore"):
+        return (xy[..., 0] >= 0) & (xy[..., 0] < size[0]) & (xy[..., 1] >= 0) & (xy[..., 1] < size[1])
+
+
 def apply_h(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
     q = pts @ h[:, :2].T + h[:, 2]
     with np.errstate(divide="ignore", invalid="ignore"):  # points on the horizon: inf/nan, never inliers

@@ -21,7 +21,8 @@ from typing import Optional
 import numpy as np
 
 from companion.vision.lattice import (SECOND_INDEX_WINDOW, LatticeFit, _assign, _lattice_key, _node_table, apply_h,
-                                      covering, fit_affine, fit_homography, orientation_cue, pyramid_nodes, snap)
+                                      covering, fit_affine, fit_homography, in_frame, orientation_cue, pyramid_nodes,
+                                      snap)
 
 # Elementary triangles tried as hypotheses: lattice steps of neighbours a and b from p.
 _TEMPLATES = (
@@ -253,12 +254,10 @@ def _rebase(pts: np.ndarray, h: np.ndarray, rows: int, inverted: bool, tol: floa
         keep = np.flatnonzero(scores >= top - 4)
         keep = keep[np.argsort(-scores[keep], kind="stable")[:40]]
         gis, offs, present, scores = gis[keep], offs[keep], present[keep], scores[keep].astype(float)
-        w, hgt = frame_size
         hs = h @ _rebase_ts(sel[gis], offs)                                  # (C, 3, 3)
         q = np.einsum("cij,nj->cni", hs, np.hstack([nodes_uv, np.ones((len(nodes_uv), 1))]))
         with np.errstate(divide="ignore", invalid="ignore"):  # nodes on the horizon: not in the picture
-            x, y = q[..., 0] / q[..., 2], q[..., 1] / q[..., 2]
-            seen = (x >= 0) & (x < w) & (y >= 0) & (y < hgt)
+            seen = in_frame(q[..., :2] / q[..., 2:3], frame_size)
         # (the half point of a card lying on a missing one given back where that one is out of view)
         scores += 0.5 * (present[:, pj] & ~present[:, pc] & ~seen[:, pc]).sum(1)
     top = scores.max()
@@ -329,10 +328,7 @@ def _fit_score(fit: LatticeFit, tol: float, frame_size: Optional[tuple[int, int]
     on = fit.node_of_point >= 0
     present = np.zeros(len(pyramid_nodes(fit.rows, fit.inverted)[0]), bool)
     present[fit.node_of_point[on]] = True
-    seen = np.ones(len(present), bool)
-    if frame_size is not None:
-        xy = fit.node_xy()
-        seen = (xy[:, 0] >= 0) & (xy[:, 0] < frame_size[0]) & (xy[:, 1] >= 0) & (xy[:, 1] < frame_size[1])
+    seen = np.ones(len(present), bool) if frame_size is None else in_frame(fit.node_xy(), frame_size)
     cov = covering(fit.rows, fit.inverted)
     violations = sum(1 for j in np.flatnonzero(present) for c in cov[j] if not present[c] and seen[c])
     node, res = snap(fit.uv)

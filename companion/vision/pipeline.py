@@ -60,6 +60,7 @@ from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, c
                                            bared_slots, cross_second_indices, home_second_indices, maybe_second,
                                            place_orphans,
                                            pair_indices, second_indices)
+from companion.vision.lattice import in_frame
 from companion.vision.slots import (LatticeFit, assign_points, convincing, covering, fit_pyramid, in_area,
                                     place_with, pyramid_nodes, same_place, violations)
 
@@ -213,11 +214,7 @@ class LayoutPipeline(SecondLooks):
         nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
         n_nodes = len(nodes_ri)
         # Slots outside the picture (a pyramid partly out of view) show no read without being empty.
-        in_picture = np.ones(n_nodes, bool)
-        if image_size is not None:
-            xy = fit.node_xy()
-            in_picture = ((xy[:, 0] >= 0) & (xy[:, 0] < image_size[0])
-                          & (xy[:, 1] >= 0) & (xy[:, 1] < image_size[1]))
+        in_picture = np.ones(n_nodes, bool) if image_size is None else in_frame(fit.node_xy(), image_size)
         # Second indices (a card's rotated bottom-right index) confirm their card and claim nothing.
         cov = covering(rules.rows, rules.inverted)
         # A card shows its second index only when nothing lies on it. Reads that may be second
