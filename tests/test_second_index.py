@@ -5,7 +5,7 @@ import pytest
 
 from companion.cards import Card
 from companion.vision.card_read import CardRead
-from companion.vision.second_index import (UNDER_NEXT_ROW, bared_slots, br_cover_of, cross_second_indices,
+from companion.vision.second_index import (AS_NEAR, AS_NEAR_ALT, UNDER_NEXT_ROW, bared_slots, br_cover_of, cross_second_indices,
                                            second_indices)
 from companion.vision.slots import pyramid_nodes
 
@@ -40,6 +40,31 @@ def test_a_misread_second_index_on_the_slot_down_right_is_pooled_with_its_card(l
         assert second[1] == 0 and str(reads[0].card) == "9H" and reads[0].score > 0.78
 
 
+@pytest.mark.parametrize("runner_up, farther, pooled", [
+    (0.44, 0.0, True), (AS_NEAR_ALT / 2, 0.0, False), (0.44, AS_NEAR, False)])
+def test_a_read_about_as_near_its_slot_as_the_second_index_spot_is_pooled_when_it_names_the_card(
+        runner_up, farther, pooled):
+    # val_s64_000206: TC on (5,4), rows dealt a row apart (br offset 1.2 rows): its second index lies
+    # on (6,5)'s corner, read there as 8C (TC its runner-up), a little nearer (6,5)'s corner than
+    # where TC's index belongs. Named TC as its runner-up, it is TC's index; barely so, a card.
+    br_off = np.array([0.75, 1.2])
+    own = NODES_UV[NODE[(6, 5)]]
+    spot = NODES_UV[NODE[(5, 4)]] + br_off
+    at = own + [0.12, 0.07]
+    at = at + (at - spot) / np.hypot(*(at - spot)) * farther  # moved away from the spot
+    reads = [read(0, "TC", 0.755, NODES_UV[NODE[(5, 4)]], [("9C", 0.001)]),
+             read(1, "8C", 0.358, at, [("TC", runner_up), ("9C", 0.038)])]
+    uv = np.array([rd.uv for rd in reads])
+    from_own = np.array([0.0, np.hypot(*(at - own))])
+    assert np.hypot(*(at - spot)) > from_own[1]  # nearer its own slot's corner
+    second = np.full(2, -1)
+    cross_second_indices(reads, uv, [[1], []], second, br_off, from_own_corner=from_own)
+    if pooled:
+        assert second[1] == 0 and str(reads[0].card) == "TC" and reads[0].score > 0.755
+    else:
+        assert second[1] == -1 and str(reads[1].card) == "8C" and str(reads[0].card) == "TC"
+
+
 @pytest.mark.parametrize("weak", [False, True])
 def test_a_second_index_under_only_weak_reads_is_still_taken_at_its_offset(weak):
     # Two open cards show both indices (the offset); 3C's pair matches it, but a read (its face's
@@ -66,6 +91,9 @@ def test_a_shown_second_index_bares_the_slot_down_right_only_when_rows_overlap()
     winner[k] = 0
     second = np.array([-1, 0])
     assert bared_slots(second, ids, winner, BR_COVER, np.array([0.6, 1.4])) == {NODE[(4, 2)]}
+    # val_s22_000057: KC's second index 0.87 rows below its first lies under the next row's cards
+    # (their top edges lie above their first indices): its figure read as JC there is no card
+    assert bared_slots(second, ids, winner, BR_COVER, np.array([0.73, 0.87])) == {NODE[(4, 2)]}
     # rows dealt apart: every second index shows, whatever lies down-right
     assert bared_slots(second, ids, winner, BR_COVER, np.array([0.6, UNDER_NEXT_ROW - 0.2])) == set()
     # the index's card is not the one placed on its slot

@@ -28,8 +28,19 @@ DEFAULT_SECOND_OFFSET = (0.7, 2.0)
 #: for first indices of that slot's own card whose second index was missed).
 OWN_SLOT_TOL = 0.3
 #: Second indices this many rows or more below their card's first index lie under the next row's
-#: cards (rows dealt overlapping; apart, a second index lies less than a row below).
-UNDER_NEXT_ROW = 0.95
+#: cards (rows dealt overlapping; apart, a second index lies less than a row below). A card's top
+#: edge lies ~0.55 index sides above its first index and its second index ~2.7 below: a card on the
+#: next row covers the index from about 0.83 rows down (rendered val: 0.95 -> 0.85 read one partly
+#: cleared deal exactly, KC's figure seen on the slot below it as JC; 0.75 lost a full deal).
+UNDER_NEXT_ROW = 0.85
+#: A read on the slot lying on a card's bottom-right corner, about as near where that card's second
+#: index lies as its own slot's corner (this much farther, lattice units), is that index misread
+#: when it names the card as its runner-up at least ``AS_NEAR_ALT`` (rows dealt a row apart put the
+#: index right on that slot; rendered val, 600 scenes: 6 scenes with fewer slots wrong, 2 of them
+#: exact, none worse; without the runner-up's floor a 2D read on its slot was taken for the apex 9D's
+#: second index). Not on a slot with a card read lying on it: that slot holds a card.
+AS_NEAR = 0.15
+AS_NEAR_ALT = 0.05
 
 
 def maybe_second(reads: list[CardRead], uv: np.ndarray) -> np.ndarray:
@@ -114,8 +125,10 @@ def cross_second_indices(reads: list[CardRead], uv: np.ndarray, on_br: list[list
     ``on_br[k]``: the reads of other cards on the slot lying on read ``k``'s bottom-right corner
     (which would hide its second index). The read itself may be the one there when it lies nearer
     where the second index belongs than ``from_own_corner[j]``, its distance from its slot's corner
-    (0 where no slot, or a card read lying on it: a slot under cards holds a card): rows dealt about
-    a row apart put the index on that slot (val_s22_000205: 9H's second index read as 7H there)."""
+    (0 where no slot, or a card read lying on it: a slot under cards holds a card), or, on a slot with
+    no card read on it, about as near (``AS_NEAR``) and naming ``k``'s card as its runner-up
+    (``AS_NEAR_ALT``): rows dealt about a row apart put the index on that slot (val_s22_000205: 9H's
+    second index read as 7H there; val_s64_000206: TC's as 8C, TC its runner-up)."""
     is_first = set(second[second >= 0].tolist())
     for j in range(len(reads)):
         if second[j] >= 0 or j in is_first:
@@ -126,10 +139,12 @@ def cross_second_indices(reads: list[CardRead], uv: np.ndarray, on_br: list[list
         for k in near:
             if k == j or second[k] >= 0 or k in is_first:
                 continue
-            if on_br[k] and not (on_br[k] == [j] and from_own_corner is not None
-                                 and dist[k] < from_own_corner[j]):
-                continue
             a, b = reads[k], reads[j]
+            if on_br[k] and not (on_br[k] == [j] and from_own_corner is not None
+                                 and (dist[k] < from_own_corner[j]
+                                      or (0.0 < from_own_corner[j] and dist[k] < from_own_corner[j] + AS_NEAR
+                                          and b.alts.get(a.card, 0.0) >= AS_NEAR_ALT))):
+                continue
             if b.card not in a.alts and a.card not in b.alts:
                 continue
             pooled: dict[Card, float] = {}
