@@ -344,3 +344,19 @@ def test_pips_on_the_slot_a_shown_second_index_bares_are_not_read_as_a_card(scor
     reading = LayoutPipeline(PipsOnAFace(truth, weak_box=True)).process(image)
     assert (r + 1, i + 1) not in reading.unsure
     assert reading.layout.to_json()["pyramid"] == codes
+
+
+def test_a_still_names_a_slot_cards_lie_on_however_unsure_and_a_followed_frame_does_not():
+    truth = synth_truth(np.random.default_rng(3))
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    # (3,1)'s index too small to name surely (0.3, no face reader): both cards lying on it are seen.
+    # (2,1) lies under (3,1) and (3,2): with (3,1) unseen at first it is not named however unsure.
+    missed = [(3, 1), (2, 1)]
+    following = LayoutPipeline(TinyIndices(truth, missed, None), turn=False).process(image)
+    assert set(following.hidden) == set(missed)
+    still = LayoutPipeline(TinyIndices(truth, missed, None), turn=False, track=False).process(image)
+    assert still.hidden == ((2, 1),)
+    slot = still.layout.pyramid[3][1]
+    assert str(slot.card) == truth["pyramid_codes"][3][1]
+    assert slot.score < 0.5 and any("row 4" in p and "please check" in p for p in still.problems)
+    assert len(slot.alternatives) > 1  # its runner-ups, for the correction UI

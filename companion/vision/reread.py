@@ -90,6 +90,13 @@ def reread_detections(probs: np.ndarray, boxes: np.ndarray, taken: set[Card],
                       np.asarray(conf, np.float32), np.asarray(alt_c, np.int64), np.asarray(alt_s, np.float32))
 
 
+def scored_at_least(dets: Detections, min_score: float) -> Detections:
+    """``dets`` scored at least ``min_score``: re-reads taken however unsure count as reads (and,
+    under the pipeline's ``LOW_SCORE``, are shown for checking)."""
+    return Detections(dets.xyxy, dets.class_id, np.maximum(dets.confidence, min_score).astype(np.float32),
+                      dets.alt_class_id, dets.alt_confidence)
+
+
 def concat(a: Detections, b: Detections) -> Detections:
     """``a`` then ``b``; runner-ups kept only when both carry them with the same width."""
     if len(b) == 0:

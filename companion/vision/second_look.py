@@ -28,7 +28,8 @@ from companion.vision.orientation import (angle_gap, layout_angle, named_mass, n
 from companion.vision.quarter_turn import (QUARTER_TURNS, SECOND_OPINION, back_matrix, map_homography, read_aside,
                                           reading_back, turn_image)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
-                                     reread_detections)
+                                     reread_detections, scored_at_least)
+from companion.vision.second_index import cards_over
 
 if TYPE_CHECKING:
     from companion.vision.pipeline import FrameReading
@@ -174,22 +175,48 @@ class SecondLooks:
             taken |= set(extra.cards())
             dup = reread_detections(self._reread_probs(image_bgr, dup_boxes, angle, reading), dup_boxes, taken,
                                     min_prob=0.0)
-            dup = Detections(dup.xyxy, dup.class_id, np.maximum(dup.confidence, self.min_score).astype(np.float32),
-                             dup.alt_class_id, dup.alt_confidence)
-            extra = concat(extra, dup)
+            extra = concat(extra, scored_at_least(dup, self.min_score))
         if len(extra) == 0:
-            return reading, first_far
+            return self._guess_hidden(image_bgr, reading, dets, angle, frame, size), first_far
         # Read the frame again with the re-read corners, from the tracking state it started with
         # (a second pass must not count as a second frame confirming a refit): the corners added
         # may mend the fit. A fit searched again that lies another way round than the one chosen
         # (by ``_best_turn``, or kept by ``_face_look``) is not taken: read on the chosen one.
         self._prior, self._candidate = state
-        again = self.read(concat(dets, extra), frame, size)
+        dets = concat(dets, extra)
+        again = self.read(dets, frame, size)
         if again.fit is None or angle_gap(layout_angle(again.fit.homography),
                                           layout_angle(reading.fit.homography)) >= TURN_MIN_DEG:
             self._prior, self._candidate = after
-            again = self._read_on_fit(concat(dets, extra), reading, frame, size)
-        return again, first_far
+            again = self._read_on_fit(dets, reading, frame, size)
+        return self._guess_hidden(image_bgr, again, dets, angle, frame, size), first_far
+
+    def _guess_hidden(self, image_bgr: np.ndarray, reading: "FrameReading", dets: Detections, angle: float,
+                      frame: int, size: tuple[int, int]) -> "FrameReading":
+        """A still's slots that cards lie on (they must hold one) still showing no card after the looks
+        above: each named its likeliest card not seen elsewhere, however unsure, scored just enough to
+        count and so shown for checking (the correction UI offers its runner-ups), as a card read twice
+        is. Read on the same fit: guessed corners must not move the lattice (searched again with them,
+        nearly cleared pyramids were placed on another lattice). Not while following: fusion waits for
+        the hand over a slot to pass."""
+        if self.follows or not reading.hidden or reading.fit is None or reading.layout is None:
+            return reading
+        nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
+        node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
+        over = cards_over(self.rules.rows, self.rules.inverted)
+        held = [s.card is not None for _, _, s in reading.layout.slots()]
+        # (both cards lying on it seen: a card misplaced below a nearly cleared pyramid would make
+        # every slot above it "hidden")
+        nodes = [node_of[ri] for ri in reading.hidden if all(held[m] for m in over[node_of[ri]])]
+        _, boxes = hidden_corner_boxes(reading.fit.node_xy(), nodes, reading.detections, size)
+        if not len(boxes):
+            return reading
+        guess = reread_detections(self._reread_probs(image_bgr, boxes, angle, reading), boxes,
+                                  set(reading.layout.visible_cards()), min_prob=0.0)
+        if not len(guess):
+            return reading
+        again = self._read_on_fit(concat(dets, scored_at_least(guess, self.min_score)), reading, frame, size)
+        return reading if again.layout is None else again
 
     def _reread_probs(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float,
                       reading: "FrameReading") -> np.ndarray:
