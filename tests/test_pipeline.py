@@ -488,3 +488,61 @@ def test_a_look_alike_read_where_a_bottom_cards_second_index_lies_is_that_index(
     layout = LayoutPipeline().read(dets).layout
     assert [str(c) for c in layout.waste[0]] == [top]
     assert layout.pyramid[6][3].card == card
+
+
+def test_a_card_whose_covered_slots_lie_out_of_the_picture_is_no_stray_read_of_a_twin():
+    # The apex rows lie above the picture (a camera too close). (2,1)'s card is also read, misread,
+    # on a bottom-row slot: a card read on two slots is a stray index where the cards it lies on are
+    # gone, but out of view is not gone: (2,1) keeps its card and the twin is renamed instead.
+    truth = synth_truth(np.random.default_rng(4))
+    centre_y = {}
+    for l in truth["labels"]:
+        if l["where"].startswith("pyramid:") and l["which"] == "tl":
+            r = int(l["where"].split(":")[1])
+            centre_y.setdefault(r, []).append((l["box"][1] + l["box"][3]) / 2)
+    cut = (max(centre_y[1]) + min(centre_y[2])) / 2  # between rows 2 and 3
+    labels = []
+    for l in truth["labels"]:
+        box = [l["box"][0], l["box"][1] - cut, l["box"][2], l["box"][3] - cut]
+        if (box[1] + box[3]) / 2 > 0:
+            labels.append(dict(l, box=box))
+    card, twin = truth["pyramid_codes"][2][1], truth["pyramid_codes"][6][5]
+    dets = detections_from_truth(dict(truth, labels=labels), Noise.none(), np.random.default_rng(0))
+    dets.confidence[:] = 0.9
+    at_twin = [k for k, l in enumerate(labels) if l["where"] == "pyramid:6:5"]
+    dets.class_id[at_twin] = Card.parse(card).index
+    dets.alt_class_id[at_twin, 0] = Card.parse(twin).index
+    dets.alt_confidence[at_twin, 0] = 0.4
+    size = (int(truth["width"]), int(truth["height"] - cut))
+    layout = LayoutPipeline(track=False).read(dets, -1, size).layout
+    assert [str(layout.pyramid[r][i].card) for r, i in ((2, 1), (6, 5))] == [card, twin]
+    assert layout.pyramid[0][0].card is None  # out of view
+
+
+@pytest.mark.parametrize("at_spot", [False, True])
+def test_a_read_right_on_its_slot_over_a_hidden_card_is_no_lone_second_index(at_spot):
+    # val_s22_000123: a hand hides (2,1), (3,1) and (3,2). AC read right on (4,3)'s corner lies on
+    # the hidden (3,2), a card "on a missing card", and 0.42 lattice units from where (2,1)'s second
+    # index lies: farther than second indices stray, and nearer its own slot: (4,3)'s card. Read
+    # where (2,1)'s second index lies, it is that index, (2,1)'s card.
+    from companion.vision.card_read import CardRead
+    from companion.vision.second_index import place_orphans
+    from companion.vision.slots import covering, pyramid_nodes
+
+    rules = Rules()
+    nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
+    node = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
+    br_off = np.array([0.68, 1.80])
+    seen = {(0, 0): "JH", (1, 0): "6S", (1, 1): "2C", (2, 0): "8D", (2, 2): "3H", (3, 0): "TS",
+            (3, 3): "4H", (4, 3): "AC"}
+    uv = np.array([nodes_uv[node[p]] for p in seen], float)
+    ac = list(seen).index((4, 3))
+    spot = nodes_uv[node[(2, 1)]] + br_off
+    uv[ac] = spot + ([0.1, 0.1] if at_spot else [0.34, 0.25])
+    reads = [CardRead(k, Card.parse(c), 0.7, uv=tuple(uv[k])) for k, c in enumerate(seen.values())]
+    winner = [-1] * len(nodes_ri)
+    for k, p in enumerate(seen):
+        winner[node[p]] = k
+    place_orphans(rules, reads, winner, np.ones(len(reads), bool), np.array([node[p] for p in seen]), uv, br_off,
+                  covering(rules.rows, rules.inverted))
+    assert (winner[node[(2, 1)]], winner[node[(4, 3)]]) == ((ac, -1) if at_spot else (-1, ac))

@@ -260,11 +260,13 @@ class LayoutPipeline(SecondLooks):
         # A card on an empty slot whose card is read elsewhere is a stray index, not a card; so is
         # one lying where the second index of the same card read on another slot lies (rows dealt
         # overlapping by about a row: the index shows on the next row's slot once it is cleared).
+        # A slot outside the picture is out of view, not empty (val_s22_000087: 2S kept on row 3
+        # under the rows cut off, its twin on the lowest row renamed 2C; 7 -> 4 slots wrong).
         for node in range(n_nodes):
             j = winner[node]
             if j < 0:
                 continue
-            lonely = any(winner[c] < 0 for c in cov[node])
+            lonely = any(winner[c] < 0 and in_picture[c] for c in cov[node])
             twins = [m for m in range(n_nodes)
                      if m != node and winner[m] >= 0 and reads[winner[m]].card is reads[j].card]
             if twins and (lonely or any(np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45

@@ -215,6 +215,10 @@ def _place_orphan(j: int, reads: list[CardRead], winner: list[int], used: np.nda
     # row apart), and no card lies on that slot: a card lying on it says the slot holds a card.
     if d[m] > 0.5 or winner[m] >= 0:
         return False
+    # Not a read lying right on a slot's corner, farther from the index's place than the second
+    # indices' spread: a card of its own (on a card hidden by a hand, not cleared).
+    if d[m] > OWN_SLOT_TOL and np.hypot(*(nodes_uv - uv[j]).T).min() < d[m]:
+        return False
     br = br_cover[m]
     if br >= 0 and winner[br] >= 0:
         # (and it must lie close to where m's second index lies)
