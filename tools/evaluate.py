@@ -55,6 +55,16 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area(a)[:, None] + area(b)[None, :] - inter, 1e-9)
 
 
+def write_rows(path: Path, rows: list[dict]) -> None:
+    """``rows`` as a CSV file at ``path`` (its folder made): one column per key any row has, in the
+    order they first appear."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, list(dict.fromkeys(k for r in rows for k in r)))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 #: Buckets of a card's index corner size (shorter side, px of the frame) in the summary.
 SIZE_BUCKETS = ("<12 px", "12-18 px", "18-30 px", ">=30 px")
 
@@ -137,11 +147,7 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
         rows.append(row)
 
     out.mkdir(parents=True, exist_ok=True)
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with (out / "per_image.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, keys)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(out / "per_image.csv", rows)
     per_class = []
     for c, code in enumerate(CARD_CODES):
         tp = sum(1 for s, ok, t, p in corner_records if ok and p == c)
@@ -150,10 +156,7 @@ def evaluate_split(detector, data: Path, split: str, out: Path, limit: int | Non
         per_class.append({"card": code, "corners": ngt, "predicted": npred, "correct": tp,
                           "precision": round(tp / npred, 4) if npred else "",
                           "recall": round(tp / ngt, 4) if ngt else ""})
-    with (out / "per_class.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, list(per_class[0]))
-        writer.writeheader()
-        writer.writerows(per_class)
+    write_rows(out / "per_class.csv", per_class)
     with (out / "confusions.csv").open("w", newline="") as f:
         f.write("true,predicted,count\n")
         for (t, p), n in confusions.most_common():

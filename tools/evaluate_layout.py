@@ -25,7 +25,6 @@ are exactly right. ``--csv`` adds each scene's lattice error (``lattice_off``, p
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import os
@@ -46,6 +45,7 @@ from companion.vision.fake import (Noise, detections_from_truth, hands_over_tabl
 from companion.vision.fusion import DEFAULT_K, LayoutFuser  # noqa: E402
 from companion.vision.pipeline import LayoutPipeline  # noqa: E402
 from companion.vision.slots import pyramid_nodes  # noqa: E402
+from tools.evaluate import write_rows  # noqa: E402
 
 NOISE = {
     "none": Noise.none(),
@@ -346,11 +346,7 @@ def main(argv: list[str] | None = None) -> int:
             print("  got ", got)
             print("  problems", reading.problems)
     if args.csv is not None and rows_csv:
-        args.csv.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows_csv[0]))
-            writer.writeheader()
-            writer.writerows(rows_csv)
+        write_rows(args.csv, rows_csv)
     print(f"detector={args.detector} noise={args.noise if args.detector == 'fake' else '-'} "
           f"rules={rules.name} source={'fake' if args.fake else args.truth}")
     print(f"{'group':<16}{'scenes':>7}{'slots right':>13}{'deals exact':>13}{'<=1 wrong':>11}{'waste top':>11}"

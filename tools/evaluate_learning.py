@@ -17,7 +17,6 @@ whole pipeline (slots right, deals exact). ``--check`` holds the last learned sc
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import shutil
 import sys
@@ -30,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from companion.cards import Card  # noqa: E402
 from companion.vision.deck_samples import ConfirmedFrame, CornerSample, load_samples, save_samples  # noqa: E402
+from tools.evaluate import write_rows  # noqa: E402
 
 PLACES = ("pyramid", "waste")
 SIZES = (("<12", 0, 12), ("12-18", 12, 18), (">=18", 18, 1e9))
@@ -176,10 +176,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{lay_before[2]} -> {lay_after[2]} of {len(frames)}" + (f"; learn_deck.py would have {verdict}"
                                                                          if verdict else ""), flush=True)
     if args.csv and rows:
-        with args.csv.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        write_rows(args.csv, rows)
     return 0
 
 

@@ -15,7 +15,6 @@ writes one row per image (its deck and the counts).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -30,6 +29,7 @@ import numpy as np  # noqa: E402
 
 from companion.cards import CARD_CODES  # noqa: E402
 from companion.vision.face_read import fused_names  # noqa: E402
+from tools.evaluate import write_rows  # noqa: E402
 
 WAYS = ("index", "face", "pooled")
 COURT = np.array([c[0] in "JQK" for c in CARD_CODES])
@@ -124,11 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     for d, (cn, cw, pn, pw) in sorted(per_deck.items(), key=lambda kv: -kv[1][1])[:6]:
         print(f"  {d:<40} {cw:>4}/{cn:<5} {pw:>4}/{pn}")
     if args.csv is not None:
-        args.csv.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        write_rows(args.csv, rows)
     return 0
 
 
