@@ -155,12 +155,9 @@ class SecondLooks:
         if not (self.reread and (reading.hidden or reading.unsure or reading.twice) and reading.fit is not None
                 and callable(classify)):
             return reading, first_far
-        nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
-        node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
         # a hidden slot's corner where the lattice puts it; an unsure one's where it was found
-        _, boxes = hidden_corner_boxes(reading.fit.node_xy(), [node_of[ri] for ri in reading.hidden],
-                                       reading.detections, size)
-        boxes = np.vstack([boxes, np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4)])
+        boxes = np.vstack([self._hidden_boxes(reading, size),
+                           np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4)])
         dup_boxes = np.array(list(reading.twice.values()), np.float32).reshape(-1, 4)
         assert reading.layout is not None
         taken = set(reading.layout.visible_cards())
@@ -201,14 +198,9 @@ class SecondLooks:
         the hand over a slot to pass."""
         if self.follows or not reading.hidden or reading.fit is None or reading.layout is None:
             return reading
-        nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
-        node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
-        over = cards_over(self.rules.rows, self.rules.inverted)
-        held = [s.card is not None for _, _, s in reading.layout.slots()]
         # (both cards lying on it seen: a card misplaced below a nearly cleared pyramid would make
         # every slot above it "hidden")
-        nodes = [node_of[ri] for ri in reading.hidden if all(held[m] for m in over[node_of[ri]])]
-        _, boxes = hidden_corner_boxes(reading.fit.node_xy(), nodes, reading.detections, size)
+        boxes = self._hidden_boxes(reading, size, both_over_seen=True)
         if not len(boxes):
             return reading
         guess = reread_detections(self._reread_probs(image_bgr, boxes, angle, reading), boxes,
@@ -217,6 +209,20 @@ class SecondLooks:
             return reading
         again = self._read_on_fit(concat(dets, scored_at_least(guess, self.min_score)), reading, frame, size)
         return reading if again.layout is None else again
+
+    def _hidden_boxes(self, reading: "FrameReading", size: tuple[int, int],
+                      both_over_seen: bool = False) -> np.ndarray:
+        """Corner boxes (``reread.hidden_corner_boxes``) of ``reading``'s hidden slots in the picture,
+        where its fit puts them; with ``both_over_seen``, only slots both cards lying on which were read."""
+        assert reading.fit is not None and reading.layout is not None
+        nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
+        node_of = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
+        nodes = [node_of[ri] for ri in reading.hidden]
+        if both_over_seen:
+            held = {node_of[(r, i)] for r, i, s in reading.layout.slots() if s.card is not None}
+            over = cards_over(self.rules.rows, self.rules.inverted)
+            nodes = [m for m in nodes if all(o in held for o in over[m])]
+        return hidden_corner_boxes(reading.fit.node_xy(), nodes, reading.detections, size)[1]
 
     def _reread_probs(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float,
                       reading: "FrameReading") -> np.ndarray:
