@@ -193,22 +193,30 @@ class SecondLooks:
         """A still's slots that cards lie on (they must hold one) still showing no card after the looks
         above: each named its likeliest card not seen elsewhere, however unsure, scored just enough to
         count and so shown for checking (the correction UI offers its runner-ups), as a card read twice
-        is. Read on the same fit: guessed corners must not move the lattice (searched again with them,
-        nearly cleared pyramids were placed on another lattice). Not while following: fusion waits for
-        the hand over a slot to pass."""
-        if self.follows or not reading.hidden or reading.fit is None or reading.layout is None:
+        is. Only slots both cards lying on which are placed (a card misplaced below a nearly cleared
+        pyramid would make every slot above it "hidden"); row by row, a named slot lets the one above
+        it be named next. Read on the same fit: guessed corners must not move the lattice (searched
+        again with them, nearly cleared pyramids were placed on another lattice). Not while
+        following: fusion waits for the hand over a slot to pass."""
+        if self.follows:
             return reading
-        # (both cards lying on it seen: a card misplaced below a nearly cleared pyramid would make
-        # every slot above it "hidden")
-        boxes = self._hidden_boxes(reading, size, both_over_seen=True)
-        if not len(boxes):
-            return reading
-        guess = reread_detections(self._reread_probs(image_bgr, boxes, angle, reading), boxes,
-                                  set(reading.layout.visible_cards()), min_prob=0.0)
-        if not len(guess):
-            return reading
-        again = self._read_on_fit(concat(dets, scored_at_least(guess, self.min_score)), reading, frame, size)
-        return reading if again.layout is None else again
+        while reading.hidden and reading.fit is not None and reading.layout is not None:
+            boxes = self._hidden_boxes(reading, size, both_over_seen=True)
+            if not len(boxes):
+                break
+            guess = reread_detections(self._reread_probs(image_bgr, boxes, angle, reading), boxes,
+                                      set(reading.layout.visible_cards()), min_prob=0.0)
+            if not len(guess):
+                break
+            dets = concat(dets, scored_at_least(guess, self.min_score))
+            again = self._read_on_fit(dets, reading, frame, size)
+            if again.layout is None:
+                break
+            named_some = len(again.hidden) < len(reading.hidden)
+            reading = again
+            if not named_some:
+                break
+        return reading
 
     def _hidden_boxes(self, reading: "FrameReading", size: tuple[int, int],
                       both_over_seen: bool = False) -> np.ndarray:
