@@ -327,6 +327,33 @@ def test_a_discard_pile_beside_the_pyramid_is_not_the_waste():
     assert [[str(rd.card) for rd in pile] for pile in alone] == [["5D"]]
 
 
+def test_the_waste_top_is_named_with_its_own_second_index():
+    # One pile, squared up: the read one second-index offset down-right of the top card's index is
+    # most often that card's second index. Read as JS 0.70 (8S 0.04) over 6S 0.27 (8S 0.37), the
+    # top is 8S (rendered val_s22 214; their places as fitted). Two reads naming nothing in common
+    # keep the top's own name (val_s22 017: 5C over 4C), and a card the pyramid holds is not the
+    # waste's (val_s22 156: 3C 0.46 / 3S 0.34 over 3S 0.46 / 3C 0.35, 3C on the pyramid: 3S).
+    from companion.vision.card_read import CardRead
+    from companion.vision.outside import outside_places
+
+    br = np.array([0.67, 1.37])
+
+    def top(first, second, held=None):
+        reads = [CardRead(0, Card.parse(first[0]), first[1], {Card.parse(c): v for c, v in first[2].items()},
+                          uv=(-0.53, 8.59)),
+                 CardRead(1, Card.parse(second[0]), second[1], {Card.parse(c): v for c, v in second[2].items()},
+                          uv=(0.11, 10.08))]
+        uv = np.array([rd.uv for rd in reads])
+        waste, _, _, _ = outside_places(Rules(), reads, [0, 1], uv, br, held, waste_min_score=0.0, name_tops=True)
+        return [str(rd.card) for rd in waste[0]]
+
+    assert top(("JS", 0.70, {"8S": 0.04, "KS": 0.01}), ("6S", 0.27, {"8S": 0.37, "KS": 0.05})) == ["8S"]
+    assert top(("5C", 0.51, {"7C": 0.14, "JC": 0.08}), ("4C", 0.57, {"KC": 0.24, "6C": 0.02})) == ["5C"]
+    three = (("3C", 0.46, {"3S": 0.34}), ("3S", 0.46, {"3C": 0.35}))
+    assert top(*three) == ["3C"]
+    assert top(*three, held=[Card.parse("3C")] + [None] * 27) == ["3S"]
+
+
 def test_a_misread_second_index_below_the_bottom_row_is_not_the_waste():
     # A bottom-row card's second index read as a card seen nowhere else lies off the lattice,
     # below the pyramid, like the waste. The waste lies lower: its pile wins even when weaker.

@@ -39,18 +39,22 @@ PILES_STEP = 0.45
 #: discard pile's top read surer than the waste took its place (rendered val: 3 of 600 waste tops
 #: more right, none lost, the same from 0.5 to 1.0).
 WASTE_SPAN = 0.5
+#: What a card not among a read's names counts as when two reads of one card are pooled.
+NOT_NAMED = 0.02
 #: A read this near (lattice units) to where a lowest-row card's second index lies is taken for one.
 SECOND_INDEX_NEAR = 0.45
 
 
 def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray,
                    held: Optional[list[Optional[Card]]] = None, lowest_row: Optional[int] = None,
-                   waste_min_score: float = WASTE_MIN_SCORE,
+                   waste_min_score: float = WASTE_MIN_SCORE, name_tops: bool = False,
                    ) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
     """``held``: each pyramid node's card (None: empty), when known. ``lowest_row``: the lowest row
     that can hold a card (a still of a nearly cleared pyramid: the waste may lie where the lower
     rows were, as the lattice fitted on a few cards extrapolates them), else the last.
-    ``waste_min_score``: a read below the pyramid scored lower is a stray read (``WASTE_MIN_SCORE``)."""
+    ``waste_min_score``: a read below the pyramid scored lower is a stray read (``WASTE_MIN_SCORE``).
+    ``name_tops``: name each pile's top with its own second index (``name_top_by_its_second_index``;
+    stills: following a rendered game, e2e8 g00313, it cost a move)."""
     half = (rules.rows - 1) / 2
     centre = half if rules.inverted else 0.0
     last = rules.rows - 1 if lowest_row is None else lowest_row
@@ -99,6 +103,8 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
         else:
             piles.append([j])
     piles = [[j for j in p] for p in piles]
+    for p in piles if name_tops else []:
+        name_top_by_its_second_index(reads, p, uv, br_off, held)
     if rules.waste_piles == 1 and len(piles) > 1:
         # A pile of reads lying only where the lowest row's second indices lie is a second index
         # read as another card more likely than the waste, which lies lower: the other pile wins
@@ -129,6 +135,41 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
     cells: list[Optional[CardRead]] = list(dedupe_cards(reads, sorted(right, key=lambda j: uv[j][1])))
     cells = cells[: max(rules.free_cells, 0)] + [None] * max(0, rules.free_cells - len(cells))
     return waste, cells, reserve, stray
+
+
+def name_top_by_its_second_index(reads: list[CardRead], pile: list[int], uv: np.ndarray, br_off: np.ndarray,
+                                 held: Optional[list[Optional[Card]]] = None) -> None:
+    """Name a pile's top card from its first index and the read one second-index offset down-right
+    of it (``low_reads``) together, when the two name different cards: most often that read is the
+    top card's own second index, read as a look-alike, not a card beneath (a pile is squared up
+    within a few millimetres: the top card hides the cards under it, their corners too). The name
+    the two reads make likeliest (their scores multiplied, a card a read does not name counting
+    ``NOT_NAMED``), of the cards not held on the pyramid, is the top's; the other read then names
+    the same card. Rendered val_s64 037: 8D (9D 0.50) over 9D 0.49 is 9D."""
+    if len(pile) < 2:
+        return
+    taken = {c for c in held or [] if c is not None}
+    off = np.clip(np.asarray(br_off, float), [0.2, 0.8], [4.0, 4.0])
+    low = low_reads(pile, uv, br_off)
+    top = max((j for j in pile if j not in low), key=lambda j: float(uv[j][0]), default=None)
+    if top is None:
+        return
+    under = [j for j in low if np.hypot(*(uv[j] - off - uv[top])) < 0.6 and reads[j].card is not reads[top].card]
+    if not under:
+        return
+    second = max(under, key=lambda j: reads[j].score)
+    a, b = dict(reads[top].best_alternatives()), dict(reads[second].best_alternatives())
+    both = (set(a) & set(b)) - taken
+    if not both:  # nothing in common: a card beneath as likely as a misread index
+        return
+    pooled = {c: (a.get(c, 0.0) + NOT_NAMED) * (b.get(c, 0.0) + NOT_NAMED) for c in both | ({reads[top].card} - taken)}
+    best = max(pooled, key=lambda c: (pooled[c], a.get(c, 0.0)))
+    for j in (top, second):
+        rd = reads[j]
+        if rd.card is not best:
+            rd.alts[rd.card] = max(rd.alts.get(rd.card, 0.0), rd.score)
+            rd.alts.pop(best, None)
+            rd.card, rd.score = best, max(a.get(best, 0.0), b.get(best, 0.0))
 
 
 def _misread_second_index(rules: Rules, read: CardRead, at: np.ndarray, br_off: np.ndarray,

@@ -301,7 +301,8 @@ class LayoutPipeline(SecondLooks):
         held = [reads[w].card if w >= 0 else None for w in winner]
         waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off, held,
                                                       None if few is None else few.lowest_row,
-                                                      WASTE_MIN_SCORE if self.follows else 0.0)
+                                                      WASTE_MIN_SCORE if self.follows else 0.0,
+                                                      name_tops=not self.follows)
         # A waste pile read as one card that the pyramid shows by a surer read: most often the
         # stock's back or the table read as a card. Not the waste, and no "seen twice" anomaly (which
         # makes fusion skip the frame: a rendered game went 8 s without a stable view).
