@@ -96,9 +96,10 @@ class SmallCardsMisread:
         stock = [CARD_CODES.index(c) for c in CARD_CODES if c not in str(self.truth["pyramid_codes"])]
         for k, box in enumerate(dets.xyxy):
             label = self.label_at(box)
-            r, i = (int(v) for v in label["where"].split(":")[1:]) if label["where"].startswith("pyramid") else (-1, -1)
+            r, i = ((int(v) for v in label["where"].split(":")[1:]) if label["where"].startswith("pyramid")
+                    else ("waste", 0) if label["where"].startswith("waste") else (-1, -1))
             alt_c[k] = [stock[k % len(stock)], stock[(k + 1) % len(stock)], stock[(k + 2) % len(stock)]]
-            if (r, i) in self.wrong and label["which"] == "tl":
+            if (r, i) in self.wrong and (label["which"] == "tl" or r == "waste"):  # a waste card: both
                 alt_c[k, 0], alt_p[k] = cls[k], [0.3, 0.05, 0.05]
                 cls[k] = stock[(k + 5) % len(stock)]
         return Detections(dets.xyxy, cls, np.full(len(dets), 0.5, np.float32), alt_c, alt_p)
@@ -116,17 +117,21 @@ class SmallCardsMisread:
 
 
 def test_small_cards_misread_by_their_index_are_named_right_from_their_face():
+    # The waste's top card too: its whole face is in view (rendered val, 600 scenes: 6 more waste
+    # tops right, 3 fewer).
     truth = synth_truth(np.random.default_rng(5))
     image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
-    wrong = [(1, 0), (3, 2), (5, 4)]  # covered cards: one index each
+    wrong = [(1, 0), (3, 2), (5, 4), ("waste", 0)]  # covered cards: one index each; the waste top's first
     det = SmallCardsMisread(truth, wrong, face_below_px=None)
-    plain = LayoutPipeline(det, turn=False).process(image).layout.to_json()["pyramid"]
-    assert all(plain[r][i] != truth["pyramid_codes"][r][i] for r, i in wrong)
+    plain = LayoutPipeline(det, turn=False).process(image).layout
+    assert all(plain.to_json()["pyramid"][r][i] != truth["pyramid_codes"][r][i] for r, i in wrong[:3])
+    assert [str(c) for c in plain.waste_tops()] != ["6H"]
     det = SmallCardsMisread(truth, wrong)
     reading = LayoutPipeline(det, turn=False).process(image)
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert [str(c) for c in reading.layout.waste_tops()] == [truth["waste"][0]["top"]] == ["6H"]
     boxes, angle = det.face_calls[-1]
-    assert len(boxes) == 28  # the cards on the slots, not their second indices
+    assert len(boxes) == 29  # the cards on the slots and the waste's top, not their second indices
     assert angle == pytest.approx(layout_angle(reading.fit.homography))
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from companion.cards import Card
+from companion.cards import CARD_CODES, Card
 from companion.layout import TableLayout
 from companion.rules import Rules
 from companion.vision.detections import Detections
@@ -275,6 +275,33 @@ def test_a_lone_waste_read_of_a_card_surely_on_the_pyramid_is_not_the_waste():
             assert str(reading.layout.pyramid[0][0].card) == apex and reading.anomalies == 0
         else:  # the waste read is the surer one: the apex takes another reading, to be checked
             assert any("also at waste" in p for p in reading.problems)
+
+
+def test_a_still_names_a_lone_waste_read_of_a_pyramid_card_by_its_other_name():
+    """In a still, a waste read naming a card the pyramid shows surer takes its likeliest other name
+    not seen elsewhere, when that is likely enough (rendered val_s64 236: 8H read surer on the
+    pyramid, 9H the waste read's runner-up); with no such name it is dropped, as when following."""
+    truth = synth_truth(np.random.default_rng(11), waste_cards=1)
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"].startswith("waste") and l["which"] == "br")]
+    dets = clean(truth)
+    top = truth["waste"][0]["cards"][-1]
+    apex = truth["pyramid_codes"][0][0]
+    at_top = np.array([str(c) == top for c in dets.cards()])
+    other = next(c for c in CARD_CODES if c not in str(truth["pyramid_codes"]) and c != top)
+
+    def waste_of(runner_up: float, track: bool) -> tuple[str, ...]:
+        ids = np.where(at_top, Card.parse(apex).index, dets.class_id)
+        alt_ids, alt_sc = dets.alt_class_id.copy(), dets.alt_confidence.copy()
+        alt_ids[at_top] = [Card.parse(apex).index, Card.parse(top).index, Card.parse(other).index]
+        alt_sc[at_top] = [0.7, runner_up, 0.01]
+        conf = np.where(at_top, 0.7, dets.confidence).astype(np.float32)
+        reading = LayoutPipeline(track=track).read(Detections(dets.xyxy, ids, conf, alt_ids, alt_sc))
+        assert str(reading.layout.pyramid[0][0].card) == apex
+        return tuple(str(c) for c in reading.layout.waste[0])
+
+    assert waste_of(0.3, track=False) == (top,)
+    assert waste_of(0.1, track=False) == ()
+    assert waste_of(0.3, track=True) == ()
 
 
 def test_three_waste_piles_at_different_heights_are_three_tops_in_order():

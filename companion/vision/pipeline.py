@@ -52,7 +52,8 @@ from companion.layout import SlotReading, TableLayout, slot_name
 from companion.rules import Rules
 from companion.vision.detections import Detections
 from companion.vision.few_cards import FEW_MAX, FewCards, better_fit, few_cards_on
-from companion.vision.card_read import NO_ALTERNATIVE, CardRead, dedupe_cards, keeper_first  # noqa: F401 (re-exported)
+from companion.vision.card_read import (  # noqa: F401 (re-exported)
+    NO_ALTERNATIVE, CardRead, dedupe_cards, keeper_first, rename_to_free_alternative)
 from companion.vision.orientation import apply_dir, layout_angle
 from companion.vision.outside import WASTE_MIN_SCORE, outside_places
 from companion.vision.second_look import SecondLooks
@@ -66,6 +67,9 @@ from companion.vision.slots import (LatticeFit, assign_points, convincing, cover
 
 #: Slot scores under this are reported for checking.
 LOW_SCORE = 0.5
+#: A still's lone waste read naming a card the pyramid shows surer takes its likeliest other name
+#: scored this much or more (else it is dropped: the stock's back or the table read as a card).
+WASTE_ALT_MIN = 0.2
 #: Frames in a row a searched fit must be found in before it replaces the tracked one.
 REFIT_FRAMES = 5
 
@@ -99,6 +103,8 @@ class FrameReading:
     #: For each pyramid slot (``pyramid_nodes`` order), the index of the read placed on it among the
     #: detections given to ``read`` (before weak ones were set aside), or -1.
     placed: tuple[int, ...] = ()
+    #: The read of each waste pile's top card (index as ``placed``), for piles with one.
+    waste_tops: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -305,8 +311,13 @@ class LayoutPipeline(SecondLooks):
                                                       name_tops=not self.follows)
         # A waste pile read as one card that the pyramid shows by a surer read: most often the
         # stock's back or the table read as a card. Not the waste, and no "seen twice" anomaly (which
-        # makes fusion skip the frame: a rendered game went 8 s without a stable view).
+        # makes fusion skip the frame: a rendered game went 8 s without a stable view). A still
+        # first tries the read's likeliest other name (rendered val: 2 of 600 waste tops more right).
         sure = {reads[w].card: reads[w].score for w in winner if w >= 0}
+        if not self.follows:
+            for pile in waste:
+                if len(pile) == 1 and sure.get(pile[0].card, 0.0) > pile[0].score:
+                    rename_to_free_alternative(pile[0], set(sure), WASTE_ALT_MIN)
         waste = [[] if len(pile) == 1 and sure.get(pile[0].card, 0.0) > pile[0].score else pile for pile in waste]
         problems: list[str] = []
         # One card, one place.
@@ -428,8 +439,10 @@ class LayoutPipeline(SecondLooks):
                 unsure.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
                                   tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
         placed = tuple(int(keep[w]) if w >= 0 else -1 for w in winner)
+        waste_tops = tuple(int(keep[pile[-1].det]) for pile in waste if pile)
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
-                            unsure=unsure, twice=twice, placed=placed)  # type: ignore[arg-type]
+                            unsure=unsure, twice=twice, placed=placed,  # type: ignore[arg-type]
+                            waste_tops=waste_tops)
 
     def _few_cards_fit(self, fit: LatticeFit) -> bool:
         """Whether ``fit`` is (or tracks) the last fit found for a nearly cleared pyramid."""
