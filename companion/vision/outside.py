@@ -145,7 +145,7 @@ def name_top_by_its_second_index(reads: list[CardRead], pile: list[int], uv: np.
     within a few millimetres: the top card hides the cards under it, their corners too). The name
     the two reads make likeliest (their scores multiplied, a card a read does not name counting
     ``NOT_NAMED``), of the cards not held on the pyramid, is the top's; the other read then names
-    the same card. Rendered val_s64 037: 8D (9D 0.50) over 9D 0.49 is 9D."""
+    the same card. Rendered val_s22 214: JS 0.70 (8S 0.04) over 6S 0.27 (8S 0.37) is 8S."""
     if len(pile) < 2:
         return
     taken = {c for c in held or [] if c is not None}

@@ -261,7 +261,8 @@ class SecondLooks:
         frame, named again from their face too (``face_read``: the detector's ``name_faces``, turned
         as the fit lies), and the frame read again with those names (a card misnamed on one slot can
         free the name another slot needs). A waste top shows its whole face (rendered val, 600
-        scenes, with a waste read renamed rather than dropped: 6 more waste tops right, 3 fewer)."""
+        scenes, with a waste read renamed rather than dropped: 7 more waste tops right, 2 of them by
+        the renaming alone, 3 fewer)."""
         if reading.fit is None or reading.layout is None or not reading.placed:
             return reading, dets
         small = set(self._face_rows(dets.xyxy).tolist())
