@@ -58,11 +58,11 @@ def keeper_first(where: list[tuple[str, CardRead]],
     return [where[best]] + [w for k, w in enumerate(where) if k != best]
 
 
-def rename_to_free_alternative(read: CardRead, taken: set[Card], at_least: float) -> bool:
-    """Name ``read`` as its likeliest alternative not in ``taken``, when that scores ``at_least``;
-    the name it gives up becomes an alternative. Whether it was renamed."""
+def rename_to_free_alternative(read: CardRead, taken: set[Card], at_least: float, deck: set[Card]) -> bool:
+    """Name ``read`` as its likeliest alternative of ``deck`` not in ``taken``, when that scores
+    ``at_least``; the name it gives up becomes an alternative. Whether it was renamed."""
     for card, score in read.best_alternatives(6)[1:]:
-        if card not in taken and score >= at_least:
+        if card not in taken and card in deck and score >= at_least:
             read.alts[read.card] = max(read.alts.get(read.card, 0.0), read.score)
             read.alts.pop(card, None)
             read.card, read.score = card, score

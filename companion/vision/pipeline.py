@@ -317,7 +317,7 @@ class LayoutPipeline(SecondLooks):
         if not self.follows:
             for pile in waste:
                 if len(pile) == 1 and sure.get(pile[0].card, 0.0) > pile[0].score:
-                    rename_to_free_alternative(pile[0], set(sure), WASTE_ALT_MIN)
+                    rename_to_free_alternative(pile[0], set(sure), WASTE_ALT_MIN, self._deck)
         waste = [[] if len(pile) == 1 and sure.get(pile[0].card, 0.0) > pile[0].score else pile for pile in waste]
         problems: list[str] = []
         # One card, one place.
