@@ -257,6 +257,30 @@ def test_prepare_cuts_the_same_crops_in_several_processes(tmp_path):
     assert len(labels) == 5 and {row.split()[0] for p in labels for row in p.read_text().splitlines()} == {"0"}
 
 
+def test_court_crops_repeated_in_the_classifier_train_folder(tmp_path):
+    # train.py --cls-repeat JQK:2: each kept crop of a jack, queen or king is linked twice, the rest once
+    sys.path.insert(0, str(REPO))
+    from companion.vision.model_files import RecognitionSettings
+    from tools.train import filter_crops, parse_repeat, prepare, write_tiny_dataset
+
+    data = write_tiny_dataset(tmp_path / "data", train=5, val=2)
+    prepare(data, tmp_path / "w", RecognitionSettings(detector_size=(96, 128), classifier_size=32), 1, seed=0, limit=None)
+    plain = filter_crops(data, tmp_path / "w", 0, False)
+    twice = filter_crops(data, tmp_path / "w", 0, False, "JQK:2")
+    assert twice.name == "cls_min0_xJQK2" and (twice / "val").resolve() == (tmp_path / "w" / "cls" / "val").resolve()
+
+    def counts(root: Path) -> dict[str, int]:
+        return {d.name: len(list(d.glob("*.jpg"))) for d in (root / "train").iterdir()}
+    before, after = counts(plain), counts(twice)
+    assert sum(before.values()) > 10
+    courts = [k for k in before if k.split("_")[1][0] in "JQK"]
+    assert any(before[k] for k in courts)
+    assert after == {k: n * (2 if k in courts else 1) for k, n in before.items()}
+    for bad in ("JQK", "XQ:2", "JQK:0", ":2"):
+        with pytest.raises(ValueError, match="RANKS:N"):
+            parse_repeat(bad)
+
+
 def _device_round(tmp_path, extra_env: dict[str, str] | None = None, detector: bool = True):
     """tools/device_train_round.sh on the CPU (procedural decks only): (completed process, out folder)."""
     pytest.importorskip("ultralytics")

@@ -228,13 +228,23 @@ def prepare_negatives(data: Path, work: Path, settings: RecognitionSettings, per
                 cv2.imwrite(str(folder / f"{image_path.stem}_n{j}.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
 
 
-def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool) -> Path:
+def parse_repeat(text: str) -> tuple[str, int]:
+    """``--cls-repeat``'s "RANKS:N" (e.g. "JQK:2"): crops of cards of these ranks appear N times."""
+    ranks, _, times = text.partition(":")
+    if not ranks or not set(ranks) <= set("A23456789TJQK") or not times.isdigit() or int(times) < 1:
+        raise ValueError(f"--cls-repeat wants RANKS:N such as 'JQK:2', not {text!r}")
+    return ranks, int(times)
+
+
+def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool, repeat: str = "") -> Path:
     """A classifier train folder of symlinks to the readable crops only (curriculum for short runs).
 
     Keeps crops whose corner box's shorter side is >= ``min_px`` in the frame and, with
-    ``sharp_only``, whose scene has no blur. Val stays complete.
+    ``sharp_only``, whose scene has no blur; with ``repeat`` ("JQK:2") the kept crops of those ranks
+    are linked N times (the courts are the classifier's most confused cards). Val stays complete.
     """
-    out = work / f"cls_min{min_px:g}{'_sharp' if sharp_only else ''}"
+    ranks, times = parse_repeat(repeat) if repeat else ("", 1)
+    out = work / f"cls_min{min_px:g}{'_sharp' if sharp_only else ''}{f'_x{ranks}{times}' if ranks else ''}"
     if (out / "train").exists():
         return out
     kept = total = 0
@@ -258,7 +268,9 @@ def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool) -> Pat
         total += 1
         w, h = rows[int(k), 3] * width, rows[int(k), 4] * height  # YOLO labels are relative to the frame
         if min(w, h) >= min_px and (sharp or not sharp_only):
-            os.symlink(crop.resolve(), out / "train" / crop.parent.name / crop.name)
+            copies = times if crop.parent.name.split("_")[1][0] in ranks else 1
+            for c in range(copies):
+                os.symlink(crop.resolve(), out / "train" / crop.parent.name / (f"{crop.stem}_x{c}.jpg" if c else crop.name))
             kept += 1
     os.symlink((work / "cls" / "val").resolve(), out / "val")
     print(f"[classifier] curriculum: {kept} of {total} train crops kept (min {min_px} px, sharp only {sharp_only})")
@@ -473,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--det-init", help="start the detector from these weights (e.g. an earlier run's last.pt)")
     p.add_argument("--det-lr", type=float, default=0.002)
     p.add_argument("--cls-min-px", type=float, default=0, help="train the classifier only on corners this big")
+    p.add_argument("--cls-repeat", default="",
+                   help="RANKS:N, e.g. JQK:2: the train crops of cards of these ranks count N times")
     p.add_argument("--cls-sharp-only", action="store_true", help="... and only on scenes without blur")
     p.add_argument("--cls-init", help="start the classifier from these weights (e.g. an earlier run's last.pt)")
     p.add_argument("--cls-batch", type=int, default=32, help="small batches: more updates per CPU second")
@@ -501,6 +515,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--serial", action="store_true",
                    help="train the classifier after the detector (default: both at once, one core each)")
     args = p.parse_args(argv)
+    if args.cls_repeat:
+        try:
+            parse_repeat(args.cls_repeat)
+        except ValueError as e:
+            p.error(str(e))
 
     from tools import ultralytics_env
 
@@ -575,8 +594,8 @@ def main(argv: list[str] | None = None) -> int:
         info["detector_metrics"] = last_metrics(work / "detector")
     if "classifier" in stages:
         cls_data = work / "cls"
-        if args.cls_min_px > 0 or args.cls_sharp_only:
-            cls_data = filter_crops(data, work, args.cls_min_px, args.cls_sharp_only)
+        if args.cls_min_px > 0 or args.cls_sharp_only or args.cls_repeat:
+            cls_data = filter_crops(data, work, args.cls_min_px, args.cls_sharp_only, args.cls_repeat)
         timed("classifier", lambda: _train(
             "classifier", work, args.cls_init or "yolov8n-cls.yaml", data=str(cls_data), epochs=args.cls_epochs,
             imgsz=args.cls_imgsz, batch=args.cls_batch, fliplr=0.0, scale=0.2, erasing=0.1, auto_augment=None,
