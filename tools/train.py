@@ -273,7 +273,8 @@ def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool, repeat
                 os.symlink(crop.resolve(), out / "train" / crop.parent.name / (f"{crop.stem}_x{c}.jpg" if c else crop.name))
             kept += 1
     os.symlink((work / "cls" / "val").resolve(), out / "val")
-    print(f"[classifier] curriculum: {kept} of {total} train crops kept (min {min_px} px, sharp only {sharp_only})")
+    print(f"[classifier] curriculum: {kept} of {total} train crops kept (min {min_px} px, sharp only {sharp_only}"
+          f"{f'; ranks {ranks} linked {times} times' if ranks else ''})")
     return out
 
 

@@ -102,9 +102,9 @@ EARLY_MIN_FRAMES = 3
 
 #: A frame's count of anomalies wanders around the table's lasting count, more the larger it is: a
 #: video whose corners the detector finds only faintly shows ~20 weak reads in every frame, 15 to 27.
-#: A fifth more than the lasting count is that wandering, not a hand (at 1.0 + lasting alone, half
-#: such frames were skipped and a rendered game, g00412, lost 6 of 20 moves: moves came faster than
-#: the window filled; a square root's spread instead let hands vote in clearer games).
+#: A fifth more than the lasting count is that wandering, not a hand (with only ``max_anomalies``
+#: allowed above it, half such frames were skipped and a rendered game, g00412, lost 6 of 20 moves:
+#: moves came faster than the window filled; a square root's spread let hands vote in clearer games).
 ANOMALY_SPREAD = 0.2
 
 
