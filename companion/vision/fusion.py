@@ -37,7 +37,8 @@ Before voting, each frame is cleaned:
 * hand cue: a frame where accepted cards vanished (a waste pile left empty
   counts, a new card on it does not: that is a draw) *and* the read count
   dropped by more than those cards' corners, or more boxes were placed nowhere
-  (against the median of recent frames where nothing vanished) shows a hand: it
+  (against the median of recent frames where nothing vanished, and a fifth of it
+  more: ``ANOMALY_SPREAD``) shows a hand: it
   is skipped, so it votes neither way; a change that only ever shows with the
   cue is voted on normally after a whole window of such frames (no deadlock on
   a stale baseline);
@@ -105,6 +106,7 @@ EARLY_MIN_FRAMES = 3
 #: A fifth more than the lasting count is that wandering, not a hand (with only ``max_anomalies``
 #: allowed above it, half such frames were skipped and a rendered game, g00412, lost 6 of 20 moves:
 #: moves came faster than the window filled; a square root's spread let hands vote in clearer games).
+#: The same for the boxes placed nowhere that a hand's cue counts (g00401: one move more).
 ANOMALY_SPREAD = 0.2
 
 
@@ -425,7 +427,7 @@ class LayoutFuser:
         read count (fewer reads than the recent frames where nothing vanished, beyond what the
         vanished cards account for: two corners each, a whole waste fan; a hand hides the
         neighbours' corners too, a lifted pair does not) or with more boxes placed nowhere than
-        those frames (a hand's edge makes false boxes). (Counting weak reads and hidden slots
+        those frames, by more than their count wanders (a hand's edge makes false boxes). (Counting weak reads and hidden slots
         too was tried: it held back real moves of the bundled demo video.)"""
         n = len(reading.detections)
         acc = self.accepted
@@ -451,7 +453,7 @@ class LayoutFuser:
             return False
         if self._counts:
             typ = np.median(np.array(self._counts), 0)
-            troubled = now[0] < typ[0] - corners - 1 or now[2] > typ[2]
+            troubled = now[0] < typ[0] - corners - 1 or now[2] > typ[2] * (1.0 + ANOMALY_SPREAD)
         else:
             troubled = False
         cue = vanished > 0 and troubled
