@@ -23,6 +23,12 @@ class CardRead:
         first = [(self.card, merged[self.card])]
         return tuple(first + [(c, s) for c, s in items if c is not self.card][: k - 1])
 
+    def rename(self, card: Card, score: float) -> None:
+        """Name this read ``card`` scored ``score``; the name it gives up becomes an alternative."""
+        self.alts[self.card] = max(self.alts.get(self.card, 0.0), self.score)
+        self.alts.pop(card, None)
+        self.card, self.score = card, score
+
 
 def dedupe_cards(reads: list[CardRead], js: list[int]) -> list[CardRead]:
     """One read per card (a loose card shows two indices), in the given order, scores pooled."""
@@ -63,8 +69,6 @@ def rename_to_free_alternative(read: CardRead, taken: set[Card], at_least: float
     ``at_least``; the name it gives up becomes an alternative. Whether it was renamed."""
     for card, score in read.best_alternatives(6)[1:]:
         if card not in taken and card in deck and score >= at_least:
-            read.alts[read.card] = max(read.alts.get(read.card, 0.0), read.score)
-            read.alts.pop(card, None)
-            read.card, read.score = card, score
+            read.rename(card, score)
             return True
     return False

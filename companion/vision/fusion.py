@@ -427,8 +427,9 @@ class LayoutFuser:
         read count (fewer reads than the recent frames where nothing vanished, beyond what the
         vanished cards account for: two corners each, a whole waste fan; a hand hides the
         neighbours' corners too, a lifted pair does not) or with more boxes placed nowhere than
-        those frames, by more than their count wanders (a hand's edge makes false boxes). (Counting weak reads and hidden slots
-        too was tried: it held back real moves of the bundled demo video.)"""
+        those frames, by more than their count wanders (a hand's edge makes false boxes).
+        (Counting weak reads and hidden slots too was tried: it held back real moves of the
+        bundled demo video.)"""
         n = len(reading.detections)
         acc = self.accepted
         vanished = corners = 0

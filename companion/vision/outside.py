@@ -165,11 +165,8 @@ def name_top_by_its_second_index(reads: list[CardRead], pile: list[int], uv: np.
     pooled = {c: (a.get(c, 0.0) + NOT_NAMED) * (b.get(c, 0.0) + NOT_NAMED) for c in both | ({reads[top].card} - taken)}
     best = max(pooled, key=lambda c: (pooled[c], a.get(c, 0.0)))
     for j in (top, second):
-        rd = reads[j]
-        if rd.card is not best:
-            rd.alts[rd.card] = max(rd.alts.get(rd.card, 0.0), rd.score)
-            rd.alts.pop(best, None)
-            rd.card, rd.score = best, max(a.get(best, 0.0), b.get(best, 0.0))
+        if reads[j].card is not best:
+            reads[j].rename(best, max(a.get(best, 0.0), b.get(best, 0.0)))
 
 
 def _misread_second_index(rules: Rules, read: CardRead, at: np.ndarray, br_off: np.ndarray,
