@@ -112,6 +112,7 @@ def test_committed_sample_followed_end_to_end(folder, known_deal):
     assert run.moves == [m["move"] for m in truth["moves"]]
     assert s["phantom"] == 0
     assert s["illegal_reported"] == s["illegal"] >= 1
+    assert len(s["recognise_frame_ms"]) == s["frames"] == len(run.recognise_each) > 0  # the per-frame floor's figures
 
 
 def test_moves_matched_in_order_counts_the_longest_common_run():

@@ -40,6 +40,9 @@ class FollowRun:
     follower: Any = None
     frames: int = 0
     recognise_s: float = 0.0
+    #: Each frame's recognition time (seconds): the floor is per frame, and frames read before a
+    #: layout is tracked cost several looks.
+    recognise_each: list[float] = field(default_factory=list)
     follow_s: float = 0.0
     stable: int = 0
     detector: str = "fake"
@@ -106,6 +109,7 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
             start.tick(f, fuser.last_seen)
         t2 = time.perf_counter()
         run.recognise_s += t1 - t0
+        run.recognise_each.append(t1 - t0)
         run.follow_s += t2 - t1
         run.frames += 1
     t0 = time.perf_counter()
@@ -163,4 +167,5 @@ def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
             "illegal_reported": reported, "illegal_reported_any": reported_any, "spurious_illegal": spurious,
             "checks": sum(1 for e in run.events if e.kind == "check"), "frames": run.frames,
             "recognise_ms": 1000 * run.recognise_s / max(1, run.frames),
+            "recognise_frame_ms": [round(1000 * t, 2) for t in run.recognise_each],
             "follow_ms": 1000 * run.follow_s / max(1, run.frames), "errors": run.errors[:3]}
