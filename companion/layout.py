@@ -17,6 +17,15 @@ if TYPE_CHECKING:
     from companion.rules import Rules
 
 
+#: A read whose runner-up scores at least this share of the card's own score is worth a check: a
+#: sure-looking read with a near second (JH with QH behind it) is how most misreads look that a
+#: score floor alone lets through. Rendered full deals of unseen decks (``tools/evaluate_layout.py``,
+#: the app's checks): deals right once the flagged slots are checked 81.8% -> 87.4% (synth_v2) and
+#: 86.3% -> 93.5% (synth_val64), for 1.0-1.3 more slots to check per deal (6.4 -> 7.6, 5.0 -> 6.1;
+#: a tenth: 89.5% / 93.5% for 8.3 / 6.7).
+RUNNER_UP_CLOSE = 0.2
+
+
 def slot_name(row: int, index: int) -> str:
     """How a person is told about a slot: ``"row 3 card 2"`` (1-based, apex row first, from the left)."""
     return f"row {row + 1} card {index + 1}"
@@ -32,6 +41,16 @@ class SlotReading:
     alternatives: tuple[tuple[Card, float], ...] = ()
     #: True when a person set this slot by hand: it overrides recognition.
     corrected: bool = False
+
+    def close_runner_up(self, share: float = RUNNER_UP_CLOSE) -> Optional[tuple[Card, float]]:
+        """The runner-up ``(card, score)`` when it scores at least ``share`` of this card's own
+        score, else None (also for an empty place or a card the person set)."""
+        if self.card is None or self.corrected:
+            return None
+        runner = next(((c, s) for c, s in self.alternatives if c is not self.card), None)
+        if runner is None or runner[1] < share * max(self.score, 1e-9):
+            return None
+        return runner
 
     @classmethod
     def empty(cls, score: float = 1.0) -> "SlotReading":

@@ -100,6 +100,22 @@ def test_low_confidence_marked_and_deal_text():
         CorrectionSession(Rules.preset("spanish")).set(place, C("QH"))
 
 
+def test_sure_read_with_a_close_runner_up_is_marked():
+    """A read scored high but with a near second (JH, QH behind it) is how most misreads the person
+    was not asked about look: it is marked, and the problem names the runner-up."""
+    rules = Rules.preset("classic")
+    layout = recognised_layout(rules)
+    close = layout.with_slot(2, 1, SlotReading(C("JH"), 0.8, ((C("JH"), 0.8), (C("QH"), 0.2))))
+    far = layout.with_slot(2, 1, SlotReading(C("JH"), 0.8, ((C("JH"), 0.8), (C("QH"), 0.1))))
+    place = Place.parse("r3s2")
+    s = CorrectionSession(rules, close)
+    assert s.flags(place).low and s.flags(place).needs_check and not s.blocking_problems()
+    assert [text for p, text in s.problems() if p == place] == ["r3s2: read as JH, but it may be QH; check it"]
+    assert not CorrectionSession(rules, far).flags(place).low
+    s.set(place, C("QH"))  # corrected by the person: nothing left to check there
+    assert not s.flags(place).low and not s.problems()
+
+
 def test_correction_workflow_in_window(window_factory, qtbot):
     from PySide6.QtCore import Qt
 

@@ -78,3 +78,25 @@ def test_waste_piles_are_compared_left_to_right_as_the_player_sees_them():
                 piles_left_to_right(truth)
     one = {"waste": [{"cards": ["QH"], "top": "QH", "quad": _quad(200, 500, 0)}], "labels": []}
     assert piles_left_to_right(one) == [0]
+
+
+def test_flagged_slots_are_the_apps_checks():
+    """The layout evaluation counts as checked exactly what the app's correction flags: an unsure
+    read, a read with a close runner-up, a card read twice, a slot with no card read."""
+    from companion.layout import SlotReading, TableLayout
+    from companion.rules import Rules
+    from tools.evaluate_layout import flagged_slots
+    C = Card.parse
+    rules = Rules.parse("classic")
+    cards = [c for c in rules.deck_cards()][:28]
+    rows, k = [], 0
+    for r in range(7):
+        rows.append(tuple(SlotReading(cards[k + i], 0.95, ((cards[k + i], 0.95),)) for i in range(r + 1)))
+        k += r + 1
+    layout = TableLayout(tuple(rows))
+    layout = layout.with_slot(6, 0, SlotReading(C("JH"), 0.9, ((C("JH"), 0.9), (C("QH"), 0.3))))  # close second
+    layout = layout.with_slot(6, 1, SlotReading(C("KH"), 0.9, ((C("KH"), 0.9), (C("QS"), 0.01))))  # sure: silent
+    layout = layout.with_slot(6, 2, SlotReading(C("4S"), 0.55, ((C("4S"), 0.55),)))  # unsure
+    layout = layout.with_slot(6, 3, SlotReading.empty(1.0))  # no card read
+    layout = layout.with_slot(6, 4, SlotReading(cards[0], 0.95, ((cards[0], 0.95),)))  # read twice
+    assert flagged_slots(layout, rules) == {(6, 0), (6, 2), (6, 3), (6, 4), (0, 0)}

@@ -600,3 +600,23 @@ def test_a_read_right_on_its_slot_over_a_hidden_card_is_no_lone_second_index(at_
     place_orphans(rules, reads, winner, np.ones(len(reads), bool), np.array([node[p] for p in seen]), uv, br_off,
                   covering(rules.rows, rules.inverted))
     assert (winner[node[(2, 1)]], winner[node[(4, 3)]]) == ((ac, -1) if at_spot else (-1, ac))
+
+
+def test_a_sure_read_with_a_close_runner_up_asks_for_a_check():
+    """Read surely (0.9) but with a runner-up at a third of that: the card is kept and the person is
+    told which other card it may be; a runner-up at a twentieth raises nothing."""
+    truth = synth_truth(np.random.default_rng(6))
+    codes = truth["pyramid_codes"]
+    j = next(i for i, l in enumerate(truth["labels"]) if l["where"] == "pyramid:3:1")
+    on_table = {c for row in codes for c in row if c} | set(truth["waste"][0]["cards"])
+    other = next(c for c in CARD_CODES if c not in on_table)
+    for runner, asked in ((0.3, True), (0.045, False)):
+        dets = clean(truth)
+        conf, alt_ids, alt_sc = dets.confidence.copy(), dets.alt_class_id.copy(), dets.alt_confidence.copy()
+        conf[j] = 0.9
+        alt_ids[j] = [Card.parse(codes[3][1]).index, Card.parse(other).index, 0]
+        alt_sc[j] = [0.9, runner, 0.001]
+        reading = LayoutPipeline().read(Detections(dets.xyxy, dets.class_id, conf, alt_ids, alt_sc))
+        assert str(reading.layout.pyramid[3][1].card) == codes[3][1]
+        notes = [p for p in reading.problems if p.startswith("row 4 card 2")]
+        assert notes == ([f"row 4 card 2: {codes[3][1]} read, but it may be {other} - please check"] if asked else [])

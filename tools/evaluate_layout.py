@@ -66,6 +66,15 @@ def groups(cond: dict) -> list[str]:
     return out
 
 
+def flagged_slots(layout, rules: Rules) -> set[tuple[int, int]]:
+    """The slots the app asks the person to check before a game starts, by its own rule
+    (``CorrectionSession.flags``: read unsure or with a close runner-up, read twice or not in the
+    deck, or no card read: a partly cleared pyramid's empty slots too)."""
+    from companion.app.correction import CorrectionSession  # Qt-free: the app's own rule
+    session = CorrectionSession(rules, layout)
+    return {(place.row, place.index) for place in session.places() if session.flags(place).needs_check}
+
+
 def mapping_errors(truth: dict, dets, want: list, got: list) -> int:
     """Wrong slots the slot mapping is to blame for: the right card was read at that slot's corner
     (or the card put there was read right, elsewhere), as opposed to misses and misreads."""
@@ -149,6 +158,8 @@ def waste_why(truth: dict, dets, got_tops: list) -> str:
 #: rendered cards lie has the lattice in the wrong place: rows or slots shifted, or a lattice through
 #: other points (a nearly cleared pyramid's second indices and the waste).
 LATTICE_OFF = 0.3
+#: Issue #4's floor for the whole pipeline, per 1280x720 frame (ms).
+FRAME_BUDGET_MS = 60.0
 
 
 def lattice_error(truth: dict, fit, rows: int, inverted: bool) -> float:
@@ -266,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     failures = 0
     t_read = []
+    t_whole = []  # detect + read: a still from pixels to a checked layout
     rows_csv: list[dict] = []
     wrong_waste: dict[str, int] = defaultdict(int)
     for truth in scenes:
@@ -285,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
             if image is None:
                 print(f"cannot read {img_path}", file=sys.stderr)
                 continue
+            t_detect = time.perf_counter()
             dets = detector.detect(image)
+            t_detect = time.perf_counter() - t_detect
         else:
             dets = detections_from_truth(truth, NOISE[args.noise], rng)
         t0 = time.perf_counter()
@@ -295,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             reading = pipe.read(dets, -1, (int(truth.get("width", 1280)), int(truth.get("height", 720))))
         t_read.append(time.perf_counter() - t0)
+        if image is not None:
+            t_whole.append(t_detect + t_read[-1])
         want = truth["pyramid_codes"]
         got = None if reading.layout is None else [[None if s.card is None else str(s.card) for s in row]
                                                    for row in reading.layout.pyramid]
@@ -316,12 +332,18 @@ def main(argv: list[str] | None = None) -> int:
         waste_ok = [t for t in tops if t] == [t for t in got_tops if t]
         why = waste_why(truth, dets, got_tops)
         pairs = [] if got is None else [(a, b) for ra, rb in zip(want, got) for a, b in zip(ra, rb)]
+        # What checking the flagged slots leaves wrong: a misread the app does not flag is silent.
+        flagged = set() if reading.layout is None else flagged_slots(reading.layout, scene_rules)
+        wrong_at = set() if got is None else {(r, i) for r, (ra, rb) in enumerate(zip(want, got))
+                                              for i, (a, b) in enumerate(zip(ra, rb)) if a != b}
+        silent = n_slots if got is None else len(wrong_at - flagged)
         rows_csv.append({
             "scene": truth["name"], "slots": n_slots, "wrong": wrong, "found_pyramid": got is not None,
             "missed": sum(a is not None and b is None for a, b in pairs),
             "false": sum(a is None and b is not None for a, b in pairs),
             "misnamed": sum(a is not None and b is not None and a != b for a, b in pairs),
-            "mapping_errors": map_wrong, "lattice_off": round(off, 3), "waste_top_right": waste_ok,
+            "mapping_errors": map_wrong, "flagged": len(flagged), "flagged_wrong": len(wrong_at & flagged),
+            "silent_wrong": silent, "lattice_off": round(off, 3), "waste_top_right": waste_ok,
             "waste_why": why,
             "conditions": ";".join(sorted(groups(truth.get("conditions", {})))),
         })
@@ -339,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
             s["lattice_ok_exact"] += off < LATTICE_OFF and wrong == 0
             s["vis_exact"] += vis_wrong == 0
             s["vis_le1"] += vis_wrong <= 1
+            s["flagged"] += len(flagged)
+            s["wrong_slots"] += wrong
+            s["silent"] += silent
+            s["no_silent"] += silent == 0
         if map_wrong and failures < args.show_failures:
             failures += 1
             print(f"FAIL {truth['name']}: {wrong} wrong, {map_wrong} by mapping; {truth.get('conditions')}")
@@ -361,6 +387,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{100 * s['vis_exact'] / s['scenes']:>13.2f}%{100 * s['vis_le1'] / s['scenes']:>11.2f}%"
               f"{100 * s['lattice_ok'] / s['scenes']:>14.2f}%"
               f"{100 * s['lattice_ok_exact'] / max(s['lattice_ok'], 1):>15.2f}%")
+    print("checked by the person (the app flags a slot read unsure or with a close runner-up, twice, or "
+          "not at all; a partly cleared pyramid's empty slots too):")
+    print(f"{'group':<16}{'slots flagged':>15}{'wrong flagged':>15}{'right once flagged checked':>28}")
+    for g in order:
+        s = stats[g]
+        print(f"{g:<16}{s['flagged'] / s['scenes']:>10.2f} each{100 * (1 - s['silent'] / max(s['wrong_slots'], 1)):>14.2f}%"
+              f"{100 * s['no_silent'] / s['scenes']:>27.2f}%")
     n_wrong = sum(v for k, v in wrong_waste.items() if k != "right")
     if n_wrong:
         print(f"waste top wrong in {n_wrong} scenes: "
@@ -368,6 +401,11 @@ def main(argv: list[str] | None = None) -> int:
     if t_read:
         print(f"slot mapping (read) time: median {1000 * np.median(t_read):.2f} ms, "
               f"p90 {1000 * np.percentile(t_read, 90):.2f} ms per frame (no tracking)")
+    if t_whole:
+        whole = 1000 * np.array(t_whole)
+        print(f"whole still (detect + read) time: median {np.median(whole):.1f} ms, p90 "
+              f"{np.percentile(whole, 90):.1f} ms, over {FRAME_BUDGET_MS:.0f} ms: {int((whole > FRAME_BUDGET_MS).sum())} "
+              f"of {len(whole)} (no layout tracked: a video's first frames; tracked frames: evaluate_follow.py)")
     return 0
 
 

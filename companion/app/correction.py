@@ -29,7 +29,7 @@ class DeckRuleError(InvalidLayoutError):
 
 @dataclass(frozen=True)
 class SlotFlags:
-    low: bool = False        # recognised with a low score
+    low: bool = False        # recognised with a low score, or a close runner-up (``close_runner_up``)
     conflict: bool = False   # the same card is read in another place too / not in the deck
     corrected: bool = False  # set by the person
     empty: bool = False      # nothing read here
@@ -94,8 +94,9 @@ class CorrectionSession:
         card = reading.card
         conflict = card is not None and (self.where(card, besides=place) is not None
                                          or card not in self.rules.deck_cards())
-        return SlotFlags(low=not reading.corrected and card is not None and reading.score < LOW_CONFIDENCE,
-                         conflict=conflict, corrected=reading.corrected, empty=card is None)
+        low = not reading.corrected and card is not None and (reading.score < LOW_CONFIDENCE
+                                                              or reading.close_runner_up() is not None)
+        return SlotFlags(low=low, conflict=conflict, corrected=reading.corrected, empty=card is None)
 
     def problems(self) -> list[tuple[Optional[Place], str]]:
         """What the person should look at, each with its place; empty when ready."""
@@ -111,7 +112,11 @@ class CorrectionSession:
                 other = self.where(reading.card, besides=place)
                 out.append((place, f"{place}: {reading.card} is also read at {other} (each card once)"))
             elif flags.low:
-                out.append((place, f"{place}: {reading.card} read with {reading.score:.0%} certainty; check it"))
+                runner = reading.close_runner_up()
+                if reading.score < LOW_CONFIDENCE or runner is None:
+                    out.append((place, f"{place}: {reading.card} read with {reading.score:.0%} certainty; check it"))
+                else:
+                    out.append((place, f"{place}: read as {reading.card}, but it may be {runner[0]}; check it"))
         return out
 
     def blocking_problems(self) -> list[tuple[Optional[Place], str]]:

@@ -386,6 +386,8 @@ class LayoutPipeline(SecondLooks):
                     problems.append(f"{slot_name(r, i)}: {rd.card} is not in the deck of {rules.name!r}")
                 elif rd.score < LOW_SCORE:
                     problems.append(unsure_read(f"{slot_name(r, i)}:", rd))
+                elif (runner := rows_out[r][-1].close_runner_up()) is not None:
+                    problems.append(f"{slot_name(r, i)}: {rd.card} read, but it may be {runner[0]} - please check")
             else:
                 covered_by = must_hold[node]
                 if covered_by:
