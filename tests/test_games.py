@@ -123,3 +123,25 @@ def test_moves_matched_in_order_counts_the_longest_common_run():
     assert matched_in_order(want, ["QS+AH", "7D+6D", "KS", "draw"]) == 4  # a draw missed
     assert matched_in_order(want, ["QS+AH", "JH+2D", "7D+6D", "KS", "draw", "draw"]) == 5  # a phantom move
     assert matched_in_order(want, []) == 0
+
+
+def test_deal_checks_count_what_the_person_is_asked_to_check():
+    """The deal as first read against the truth: a misread with a close runner-up is flagged, a sure
+    misread is silent, a slot with no card read is flagged."""
+    from companion.layout import SlotReading, TableLayout
+    from tools.games.follow import deal_checks
+    rules = Rules.parse("classic")
+    deal = " ".join(str(c) for c in rules.deck_cards())
+    cards = list(GameState.initial(rules, Deal.parse(deal, rules)).pyramid)
+    assert deal_checks({"rules": "classic", "deal": deal}, None)["deal_wrong"] is None
+    flat = [SlotReading(c, 0.95, ((c, 0.95),)) for c in cards]
+    never = [c for c in rules.deck_cards() if c not in cards]
+    flat[3] = SlotReading(never[0], 0.9, ((never[0], 0.9), (cards[3], 0.4)))  # misread, truth a close second
+    flat[5] = SlotReading(never[1], 0.9, ((never[1], 0.9),))                  # misread surely: silent
+    flat[9] = SlotReading.empty(0.0)                                         # no card read
+    rows, k = [], 0
+    for r in range(rules.rows):
+        rows.append(tuple(flat[k:k + r + 1]))
+        k += r + 1
+    got = deal_checks({"rules": "classic", "deal": deal}, TableLayout(tuple(rows)))
+    assert got == {"deal_wrong": 3, "deal_flagged": 2, "deal_silent": 1}

@@ -87,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(r.get('illegal_reported_any', 0) for r in rows)})"
           f"; spurious illegal events: {sum(r['spurious_illegal'] for r in rows)}; check events: "
           f"{sum(r['checks'] for r in rows)}")
+    read = [r for r in rows if r["deal_wrong"] is not None]
+    if read:
+        print(f"deal as first accepted: exact {sum(r['deal_wrong'] == 0 for r in read)}/{n}; right once the slots the "
+              f"app flags are checked: {sum(r['deal_silent'] == 0 for r in read)}/{n} "
+              f"({sum(r['deal_flagged'] for r in read) / len(read):.1f} slots flagged per deal, "
+              f"{sum(r['deal_silent'] for r in read)} wrong slots not flagged)")
     print(f"following (fuser + follower): {follow_ms:.2f} ms/frame; recognition (detector + pipeline): "
           f"{rec_ms:.2f} ms/frame")
     # (the per-frame floor is the camera's path: frames read from video by the model, not the fake)

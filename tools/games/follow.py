@@ -45,6 +45,8 @@ class FollowRun:
     recognise_each: list[float] = field(default_factory=list)
     follow_s: float = 0.0
     stable: int = 0
+    #: The first layout the fuser accepted: the deal as the camera first read it.
+    first_layout: Any = None
     detector: str = "fake"
     errors: list[str] = field(default_factory=list)
 
@@ -99,6 +101,8 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
             layout = replace(layout, extra={**(layout.extra or {}), "skipped": skipped})
             skipped = 0
             run.stable += 1
+            if run.first_layout is None:
+                run.first_layout = layout
             if on_layout is not None:
                 on_layout(f, layout)
             try:
@@ -130,6 +134,23 @@ def matched_in_order(want: list[str], got: list[str]) -> int:
             cur.append(prev[j] + 1 if a == b else max(prev[j + 1], cur[j]))
         prev = cur
     return prev[-1]
+
+
+def deal_checks(truth: dict, layout: Any) -> dict:
+    """The deal as first read (``FollowRun.first_layout``) against the truth, and what the app's
+    correction asks the person to check in it before the game starts (``CorrectionSession.flags``):
+    wrong slots, slots flagged, wrong slots not flagged (silent). None each without a layout."""
+    if layout is None:
+        return {"deal_wrong": None, "deal_flagged": None, "deal_silent": None}
+    from companion.app.correction import CorrectionSession  # Qt-free: the app's own rule
+    from companion.game import Deal, GameState
+    rules = Rules.parse(truth["rules"])
+    want = GameState.initial(rules, Deal.parse(truth["deal"], rules)).pyramid
+    session = CorrectionSession(rules, layout)
+    places = list(session.places())  # deal order, as the state's pyramid
+    wrong = {p for p, card in zip(places, want) if session.card_at(p) is not card}
+    flagged = {p for p in places if session.flags(p).needs_check}
+    return {"deal_wrong": len(wrong), "deal_flagged": len(flagged), "deal_silent": len(wrong - flagged)}
 
 
 def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
@@ -168,4 +189,5 @@ def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
             "checks": sum(1 for e in run.events if e.kind == "check"), "frames": run.frames,
             "recognise_ms": 1000 * run.recognise_s / max(1, run.frames),
             "recognise_frame_ms": [round(1000 * t, 2) for t in run.recognise_each],
-            "follow_ms": 1000 * run.follow_s / max(1, run.frames), "errors": run.errors[:3]}
+            "follow_ms": 1000 * run.follow_s / max(1, run.frames), "errors": run.errors[:3],
+            **deal_checks(truth, run.first_layout)}
