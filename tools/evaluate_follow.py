@@ -24,8 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-#: Issue #4's floor for the whole pipeline, per 1280x720 frame (ms).
-FRAME_BUDGET_MS = 60.0
+from tools.evaluate_layout import FRAME_BUDGET_MS  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
