@@ -366,6 +366,37 @@ def test_a_second_index_on_a_cleared_slot_goes_home():
     assert winner[node[(5, 4)]] == -1
 
 
+def test_a_second_index_on_a_cleared_slot_outweighs_its_first_index_misread():
+    # The accepted layout has JD on row 6 card 6; this frame reads its first index as QD and its
+    # second index, near the cleared slot below, as JD (g00409: "JD is in the wrong place" frame
+    # after frame). Cards do not move: the slot keeps JD, the QD read is its misread first index.
+    from companion.cards import Card
+    from companion.vision.card_read import CardRead
+    from companion.vision.lattice import pyramid_nodes
+    from companion.vision.second_index import home_second_indices
+
+    ri, uv = pyramid_nodes(7)
+    node = {tuple(int(x) for x in p): m for m, p in enumerate(ri)}
+    expected = _table({(5, 5): "JD"})
+    br_off = np.array([0.69, 1.13])
+    at = uv[node[(5, 5)]] + br_off
+    reads = [CardRead(0, Card.parse("QD"), 0.7, {Card.parse("JD"): 0.15}, uv=tuple(uv[node[(5, 5)]])),
+             CardRead(1, Card.parse("JD"), 0.8, uv=tuple(at))]
+    winner = [-1] * len(ri)
+    winner[node[(5, 5)]], winner[node[(6, 6)]] = 0, 1
+    used = np.array([True, True])
+    home_second_indices(expected, reads, winner, used, np.array([uv[node[(5, 5)]], at]), br_off, ri, uv)
+    assert winner[node[(5, 5)]] == 1 and winner[node[(6, 6)]] == -1 and used.all()
+    # read as the accepted card at its first index too, or as a card with no such runner-up (the
+    # accepted layout may hold a misread the second index repeats): the first index stays
+    for first in ("JD", "2D"):
+        reads[0] = CardRead(0, Card.parse(first), 0.7, {Card.parse("AD"): 0.1}, uv=tuple(uv[node[(5, 5)]]))
+        winner = [-1] * len(ri)
+        winner[node[(5, 5)]], winner[node[(6, 6)]] = 0, 1
+        home_second_indices(expected, reads, winner, used, np.array([uv[node[(5, 5)]], at]), br_off, ri, uv)
+        assert winner[node[(5, 5)]] == 0 and winner[node[(6, 6)]] == 1
+
+
 def test_a_card_voted_onto_two_slots_stays_where_most_frames_put_it():
     # Two slots read as the same card by turns (each frame places it once, the pipeline's one
     # card one place): a plurality per slot would put it on both; the weaker slot takes its own

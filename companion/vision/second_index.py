@@ -250,21 +250,32 @@ def home_second_indices(expected, reads: list[CardRead], winner: list[int], used
                         uv: np.ndarray, br_off: np.ndarray, nodes_ri, nodes_uv: np.ndarray,
                         tol: float = 0.45) -> None:
     """A card the accepted layout (``expected``) holds on slot A, whose first index this frame
-    missed, read where its second index lies: A's card. Cards never move between slots; once the
-    card on A's bottom-right corner is gone, A's second index lies close to that cleared slot
-    (rows dealt a little apart) or below the pyramid, where it passed for a card of its own."""
+    missed or read as another card, read where its second index lies: A's card. Cards never move
+    between slots; once the card on A's bottom-right corner is gone, A's second index lies close to
+    that cleared slot (rows dealt a little apart) or below the pyramid, where it passed for a card of
+    its own. A first index read as another card, with A's card its runner-up, is that card's misread
+    (g00409, a deal checked by the person: JD's first index read QD, JD second, frame after frame,
+    its second index JD on the cleared slot below: "JD is in the wrong place", seven times)."""
     node_of = {(int(r), int(i)): m for m, (r, i) in enumerate(nodes_ri)}
     home = {s.card: node_of[(r, i)] for r, i, s in expected.slots()
             if s.card is not None and (r, i) in node_of}
     for j, rd in enumerate(reads):
         a = home.get(rd.card)
-        if a is None or winner[a] >= 0 or np.hypot(*(uv[j] - nodes_uv[a] - br_off)) >= tol:
+        if a is None or np.hypot(*(uv[j] - nodes_uv[a] - br_off)) >= tol:
+            continue
+        # (A first index read as another card gives way only when it names A's card as a runner-up:
+        # else the accepted layout may hold a misread that a misread second index would lock in:
+        # g00314's JD accepted as 2D once, its index read JD again, its second index as 2D.)
+        first = winner[a]
+        if first >= 0 and (first == j or reads[first].card is rd.card or rd.card not in reads[first].alts):
             continue
         for b, w in enumerate(winner):
             if w == j:
                 winner[b] = -1
         winner[a] = j
         used[j] = True
+        if first >= 0:
+            used[first] = True  # A's first index, misread: no card of its own
 
 
 def pair_indices(class_id: np.ndarray) -> np.ndarray:
