@@ -145,3 +145,28 @@ def test_deal_checks_count_what_the_person_is_asked_to_check():
         k += r + 1
     got = deal_checks({"rules": "classic", "deal": deal}, TableLayout(tuple(rows)))
     assert got == {"deal_wrong": 3, "deal_flagged": 2, "deal_silent": 1}
+
+
+def test_checked_deal_corrects_what_the_app_flags_and_what_it_refuses():
+    """The person corrects each flagged wrong slot; a correction refused because the card is read
+    at another slot corrects that slot too; an unflagged misread stays; the stock is unknown."""
+    from companion.layout import SlotReading, TableLayout
+    from tools.games.follow import checked_deal_text
+    rules = Rules.parse("classic")
+    deal = " ".join(str(c) for c in rules.deck_cards())
+    cards = list(GameState.initial(rules, Deal.parse(deal, rules)).pyramid)
+    never = [c for c in rules.deck_cards() if c not in cards]
+    flat = [SlotReading(c, 0.95, ((c, 0.95),)) for c in cards]
+    flat[3] = SlotReading(never[0], 0.9, ((never[0], 0.9), (cards[3], 0.4)))  # flagged: corrected
+    flat[5] = SlotReading(never[1], 0.9, ((never[1], 0.9),))                  # silent: stays
+    flat[9] = SlotReading.empty(0.0)                                         # flagged: filled in
+    flat[12] = SlotReading(cards[20], 0.3, ((cards[20], 0.3),))               # flagged, its card ...
+    flat[20] = SlotReading(cards[12], 0.95, ((cards[12], 0.95),))             # ... read surely here
+    rows, k = [], 0
+    for r in range(rules.rows):
+        rows.append(tuple(flat[k:k + r + 1]))
+        k += r + 1
+    text = checked_deal_text({"rules": "classic", "deal": deal}, TableLayout(tuple(rows))).split()
+    want = [str(c) for c in cards]
+    want[5] = str(never[1])
+    assert text[:28] == want and text[28:] == ["??"] * rules.stock_size

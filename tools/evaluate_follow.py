@@ -30,7 +30,9 @@ from tools.evaluate_layout import FRAME_BUDGET_MS  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("games", help="folder of rendered games (tools/render_games.py) or one game folder")
-    p.add_argument("--deal", choices=["layout", "known"], default="layout")
+    p.add_argument("--deal", choices=["layout", "known", "checked"], default="layout",
+                   help="start from the first stable layout, from the whole deal (known), or as the app does: "
+                        "the first stable layout with the slots it flags checked by the person (checked)")
     p.add_argument("--detector", choices=["auto", "onnx", "fake"], default="auto")
     p.add_argument("--start", type=int, default=0, help="skip the first N games")
     p.add_argument("--limit", type=int, default=0, help="only N games")
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     for folder in folders:
         truth = json.loads((folder / "truth.json").read_text())
         det = detector if detector is not None and truth.get("video") else None
-        run = follow_game(folder, detector=det, known_deal=args.deal == "known")
+        run = follow_game(folder, detector=det, known_deal=args.deal == "known", checked_deal=args.deal == "checked")
         s = score(truth, run)
         s["detector"] = run.detector
         rows.append(s)

@@ -60,10 +60,13 @@ class FollowRun:
 
 
 def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: Optional[int] = None,
-                known_deal: bool = False, on_layout: Optional[Callable[[int, Any], None]] = None) -> FollowRun:
+                known_deal: bool = False, checked_deal: bool = False,
+                on_layout: Optional[Callable[[int, Any], None]] = None) -> FollowRun:
     """Follow one rendered game. ``detector``: an object with ``detect(image)`` run on the frames
     (needs the video), or None for the fake detector fed by the labels. ``known_deal``: start from
-    the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout. ``k``:
+    the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout;
+    ``checked_deal``: as the app starts, from the first stable layout with the slots it flags checked
+    by the person (``checked_deal_text``), the stock unknown. ``k``:
     the fuser's window (default one second at the game's fps, ``LayoutFuser.for_fps``)."""
     from companion.errors import CompanionError
     from companion.playalong.start import FollowStart
@@ -103,6 +106,11 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
             run.stable += 1
             if run.first_layout is None:
                 run.first_layout = layout
+                if checked_deal:
+                    try:
+                        start = FollowStart(rules, checked_deal_text(truth, layout), fps=fps)
+                    except CompanionError as exc:  # followed from the layouts, as without
+                        run.errors.append(f"frame {f}: the checked deal: {exc}")
             if on_layout is not None:
                 on_layout(f, layout)
             try:
@@ -151,6 +159,30 @@ def deal_checks(truth: dict, layout: Any) -> dict:
     wrong = {p for p, card in zip(places, want) if session.card_at(p) is not card}
     flagged = {p for p in places if session.flags(p).needs_check}
     return {"deal_wrong": len(wrong), "deal_flagged": len(flagged), "deal_silent": len(wrong - flagged)}
+
+
+def checked_deal_text(truth: dict, layout: Any) -> str:
+    """The deal the app would start from (``CorrectionSession.deal_text``) once the person corrects
+    every slot it flags that is wrong, and each slot a correction is refused for (the card is
+    already at another slot: "correct that one first"); an unflagged misread stays. The stock is
+    unknown (``??``)."""
+    from companion.app.correction import CorrectionSession
+    from companion.game import Deal, GameState
+    rules = Rules.parse(truth["rules"])
+    want_cards = GameState.initial(rules, Deal.parse(truth["deal"], rules)).pyramid
+    session = CorrectionSession(rules, layout)
+    want = dict(zip(session.places(), want_cards))
+    todo = [p for p in want if session.flags(p).needs_check and session.card_at(p) is not want[p]]
+    for place in todo:
+        session.clear(place)
+    while todo:
+        place = todo.pop(0)
+        other = session.where(want[place], besides=place)
+        if other is not None:
+            session.clear(other)
+            todo.append(other)
+        session.set(place, want[place])
+    return session.deal_text()
 
 
 def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
