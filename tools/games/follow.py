@@ -144,20 +144,26 @@ def matched_in_order(want: list[str], got: list[str]) -> int:
     return prev[-1]
 
 
+def _correction_and_truth(truth: dict, layout: Any) -> tuple[Any, dict]:
+    """The app's correction session on ``layout`` (Qt-free: the app's own rules), and each pyramid
+    place's true card at the deal."""
+    from companion.app.correction import CorrectionSession
+    from companion.game import Deal, GameState
+    rules = Rules.parse(truth["rules"])
+    session = CorrectionSession(rules, layout)
+    cards = GameState.initial(rules, Deal.parse(truth["deal"], rules)).pyramid
+    return session, dict(zip(session.places(), cards))  # both in deal order
+
+
 def deal_checks(truth: dict, layout: Any) -> dict:
     """The deal as first read (``FollowRun.first_layout``) against the truth, and what the app's
     correction asks the person to check in it before the game starts (``CorrectionSession.flags``):
     wrong slots, slots flagged, wrong slots not flagged (silent). None each without a layout."""
     if layout is None:
         return {"deal_wrong": None, "deal_flagged": None, "deal_silent": None}
-    from companion.app.correction import CorrectionSession  # Qt-free: the app's own rule
-    from companion.game import Deal, GameState
-    rules = Rules.parse(truth["rules"])
-    want = GameState.initial(rules, Deal.parse(truth["deal"], rules)).pyramid
-    session = CorrectionSession(rules, layout)
-    places = list(session.places())  # deal order, as the state's pyramid
-    wrong = {p for p, card in zip(places, want) if session.card_at(p) is not card}
-    flagged = {p for p in places if session.flags(p).needs_check}
+    session, want = _correction_and_truth(truth, layout)
+    wrong = {p for p, card in want.items() if session.card_at(p) is not card}
+    flagged = {p for p in want if session.flags(p).needs_check}
     return {"deal_wrong": len(wrong), "deal_flagged": len(flagged), "deal_silent": len(wrong - flagged)}
 
 
@@ -166,12 +172,7 @@ def checked_deal_text(truth: dict, layout: Any) -> str:
     every slot it flags that is wrong, and each slot a correction is refused for (the card is
     already at another slot: "correct that one first"); an unflagged misread stays. The stock is
     unknown (``??``)."""
-    from companion.app.correction import CorrectionSession
-    from companion.game import Deal, GameState
-    rules = Rules.parse(truth["rules"])
-    want_cards = GameState.initial(rules, Deal.parse(truth["deal"], rules)).pyramid
-    session = CorrectionSession(rules, layout)
-    want = dict(zip(session.places(), want_cards))
+    session, want = _correction_and_truth(truth, layout)
     todo = [p for p in want if session.flags(p).needs_check and session.card_at(p) is not want[p]]
     for place in todo:
         session.clear(place)
