@@ -267,7 +267,7 @@ def home_second_indices(expected, reads: list[CardRead], winner: list[int], used
         # else the accepted layout may hold a misread that a misread second index would lock in:
         # g00314's JD accepted as 2D once, its index read JD again, its second index as 2D.)
         first = winner[a]
-        if first >= 0 and (first == j or reads[first].card is rd.card or rd.card not in reads[first].alts):
+        if first >= 0 and (reads[first].card is rd.card or rd.card not in reads[first].alts):
             continue
         for b, w in enumerate(winner):
             if w == j:
