@@ -294,3 +294,22 @@ def test_the_apex_up_prior_prefers_the_way_nearer_upright(monkeypatch):
     monkeypatch.setattr(lattice_search, "APEX_UP", 0.5)
     turned = fit_pyramid(pts, 7, pairs=pairs, frame_size=(640, 480))
     assert turned is not None and not (turned.node_of_point[cards] == slots[cards]).any()
+
+
+def test_lattices_grown_alike_are_placed_once_and_bent_ones_again():
+    """``lattice_search._lattice_signature``: a lattice through the same points with its keys shifted
+    (another seed grown into it) is the same placement; one bent a few pixels beyond them is not."""
+    from companion.vision.lattice import DEFAULT_TOL, ASSIGN_TOL
+    from companion.vision.lattice_search import SIGNATURE_PX, _lattice_signature
+    rng = np.random.default_rng(5)
+    h = random_homography(rng, 30.0, 10.0, 80.0)
+    pts = project(h, pyramid_nodes(7)[1] + rng.normal(0, 0.03, (28, 2)))
+    shift = np.array([[1.0, 0.0, 1.5], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])  # lattice keys + (2, 1)
+    sig = _lattice_signature(pts, h, DEFAULT_TOL, ASSIGN_TOL)
+    assert sig == _lattice_signature(pts, h @ shift, DEFAULT_TOL, ASSIGN_TOL)
+    bent = h.copy()
+    bent[2, :2] += 1e-3  # the lattice a few pixels elsewhere: the same points on the same nodes
+    moved = np.abs(project(bent, pyramid_nodes(7)[1]) - project(h, pyramid_nodes(7)[1])).max()
+    assert 2 * SIGNATURE_PX < moved < 0.1 * 80.0
+    bent_sig = _lattice_signature(pts, bent, DEFAULT_TOL, ASSIGN_TOL)
+    assert bent_sig[0] == sig[0] and bent_sig != sig

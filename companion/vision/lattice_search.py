@@ -67,6 +67,7 @@ def _hypotheses(pts: np.ndarray, k: int, max_rotation_deg: float) -> tuple[np.nd
 
 def _grow(pts: np.ndarray, h: np.ndarray, tol: float) -> Optional[np.ndarray]:
     """Refit ``h`` (relative lattice -> image) on inliers of growing radius."""
+    last = None
     for radius in (2.5, 3.5, 5.0, 7.0, np.inf):
         try:
             uv = apply_h(np.linalg.inv(h), pts)
@@ -79,7 +80,13 @@ def _grow(pts: np.ndarray, h: np.ndarray, tol: float) -> Optional[np.ndarray]:
         # One point per node: the closest.
         nodes, pick = _one_per_node(node[inl], res[inl])
         src, dst = nodes, pts[inl][pick]
-        new = fit_homography(src, dst) if len(src) >= 6 and radius > 2.5 else fit_affine(src, dst)
+        homography = len(src) >= 6 and radius > 2.5
+        # (the same points on the same nodes, fitted the same way, give ``h`` back: no refit)
+        same = (homography, src.tobytes(), dst.tobytes())
+        if same == last:
+            continue
+        last = same
+        new = fit_homography(src, dst) if homography else fit_affine(src, dst)
         if new is None:
             return h
         h = new
@@ -108,7 +115,9 @@ def _place(keys: np.ndarray, rows: int, inverted: bool, candidates_out: Optional
     g, n = keys.shape[:2]
     # Votes: every (point, node) pair proposes the offset that puts the point there.
     offs = (node_key[None, None, :, :] - keys[:, :, None, :]).reshape(g, -1, 2)
-    span = 32  # offsets are small integers: count them with one bincount
+    # Offsets are small integers: count them with one bincount over a grid just wide enough (at most
+    # 64 x 64 a set: a wider one only costs time, the search's hottest step).
+    span = min(32, int(np.abs(offs).max(initial=0)) + 1)
     cells = (2 * span) ** 2
     ok = (np.abs(offs) < span).all(2)
     code = (offs[..., 0] + span) * (2 * span) + (offs[..., 1] + span) + np.arange(g)[:, None] * cells
@@ -390,6 +399,7 @@ def _search(pts: np.ndarray, rows: int, inverted: bool, tol: float, assign_tol: 
     tried: list[np.ndarray] = []
     best: tuple[float, Optional[LatticeFit]] = (-np.inf, None)
     seeds_tried: set[int] = set()
+    placed: set[tuple[bytes, bytes]] = set()
     for j in order[: grow * 6]:
         if len(tried) >= grow or (len(tried) >= 2 and best[1] is not None and convincing(best[1], pairs, n)):
             break
@@ -402,6 +412,13 @@ def _search(pts: np.ndarray, rows: int, inverted: bool, tol: float, assign_tol: 
         if h is None:
             continue
         tried.append(h)
+        # Seeds grown into the same lattice (the same points on the same nodes, up to a shift of
+        # the keys) are placed alike: placing one again would give the same fit (rendered val:
+        # a quarter of the placements).
+        same = _lattice_signature(pts, h, tol, assign_tol)
+        if same in placed:
+            continue
+        placed.add(same)
         fit = _finish(pts, h, rows, inverted, assign_tol, absolute=False,
                       max_rotation_deg=max_rotation_deg, pairs=pairs, frame_size=frame_size)
         if fit is None:
@@ -410,3 +427,29 @@ def _search(pts: np.ndarray, rows: int, inverted: bool, tol: float, assign_tol: 
         if s > best[0]:
             best = (s, fit)
     return best[1]
+
+
+#: Lattice steps around a grown lattice's first point at which ``_lattice_signature`` compares lattices.
+_AROUND = np.array([[0.0, 0.0], [4.0, 0.0], [-4.0, 0.0], [0.0, 4.0], [0.0, -4.0]])
+SIGNATURE_PX = 2.0
+
+
+def _lattice_signature(pts: np.ndarray, h: np.ndarray, tol: float, assign_tol: float) -> tuple[bytes, bytes]:
+    """The points within ``tol`` of a node of the relative lattice ``h``, and the lattice keys of
+    those within ``assign_tol`` less the first one's: two grown lattices alike in this are placed
+    alike (the placement counts the first, the final fit the second)."""
+    try:
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            node, res = snap(apply_h(np.linalg.inv(h), pts))
+    except np.linalg.LinAlgError:  # a degenerate lattice: placed (and refused) as before
+        return np.array([id(h)]).tobytes(), b""
+    on = np.flatnonzero(res < tol)
+    keys = _lattice_key(node)
+    if len(on) == 0:
+        return on.tobytes(), b""
+    # ... and map the lattice around the first of them to within ``SIGNATURE_PX`` of each other
+    # (lattices through the same points that bend differently beyond them are placed differently).
+    around = apply_h(h, node[on[0]] + _AROUND)
+    return (on.tobytes() + (keys[res < assign_tol] - keys[on[0]]).tobytes(),
+            np.round(np.clip(np.nan_to_num(around, nan=-1.0), -1e9, 1e9) / SIGNATURE_PX).astype(np.int64).tobytes())
+
