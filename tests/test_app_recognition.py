@@ -186,3 +186,26 @@ def test_corners_are_not_kept_when_the_person_turned_it_off(window, qtbot):
     qtbot.waitUntil(lambda: window.board.picture.slots.get(Place.slot(6, 6)) is not None, timeout=10000)
     window.confirm()
     assert window.session is not None and not (window.data_dir / DECK_SAMPLES).exists()
+
+
+def test_the_camera_learns_the_deal_the_person_checked(window, qtbot):
+    # The deal as confirmed, a card corrected by the person included, goes to the pipeline that
+    # reads the frames (its misread card's second index is then named by it); a new game forgets it.
+    from companion.app.fakes import ScriptedSource
+    from companion.app.places import Place
+    from companion.app.recognition import LiveRecognizer
+
+    dets, deal, (h, w) = dealt_table()
+    recognizer = LiveRecognizer(window.rules, fps=10, detector=FixedDetector(dets), description="test detector")
+    window.set_manual(False, start_source=False)
+    window.start_source("camera:0", opener=lambda: ScriptedSource([np.zeros((h, w, 3), np.uint8)]),
+                        recognizer=recognizer)
+    qtbot.waitUntil(lambda: window.board.picture.slots.get(Place.slot(6, 6)) is not None, timeout=10000)
+    assert recognizer._pipeline.known == {}
+    other = next(c for c in deal[28:] if c is not None)  # a stock card: the camera's read was wrong
+    window.corrections.set(Place.slot(6, 6), other)
+    window.confirm()
+    known = recognizer._pipeline.known
+    assert known[(6, 6)] == other and known[(0, 0)] == deal[0] and len(known) == 28
+    window.new_game()
+    assert recognizer._pipeline.known == {}

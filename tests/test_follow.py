@@ -98,3 +98,26 @@ def test_follow_text_output(tmp_path, capsys):
     assert main(["follow", "--layouts", str(path), "--rules", "classic"]) == 0
     out = capsys.readouterr().out
     assert "moves from" in out and "result:" in out
+
+
+def test_follow_a_video_with_the_deal_tells_the_pipeline_each_cards_slot(tmp_path, monkeypatch):
+    # ``follow SOURCE --deal``: the deal the person gave reaches the pipeline reading the frames
+    # (``LayoutPipeline.know_deal``), as the app's confirmed deal does.
+    cv2 = pytest.importorskip("cv2")
+    np = pytest.importorskip("numpy")
+    import companion.playalong.stream as stream
+    from companion.vision.detections import Detections
+    from companion.vision.pipeline import LayoutPipeline
+
+    class Blind:
+        def detect(self, image, angle=0.0):
+            return Detections.empty()
+
+    for k in range(3):
+        cv2.imwrite(str(tmp_path / f"f{k}.png"), np.zeros((36, 64, 3), np.uint8))
+    told = []
+    monkeypatch.setattr(stream, "default_detector", lambda models=None: Blind())
+    monkeypatch.setattr(LayoutPipeline, "know_deal", lambda self, pyramid: told.append(pyramid))
+    deal = Deal.random(Rules.preset("classic"), random.Random(4))
+    assert main(["follow", str(tmp_path), "--deal", " ".join(map(str, deal.pyramid))]) == 0
+    assert told == [deal.pyramid]

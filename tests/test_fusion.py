@@ -397,6 +397,36 @@ def test_a_second_index_on_a_cleared_slot_outweighs_its_first_index_misread():
         assert winner[node[(5, 5)]] == 0 and winner[node[(6, 6)]] == 1
 
 
+def test_the_deal_the_person_checked_names_a_misread_cards_second_index():
+    # g00409 from the checked deal: the camera reads row 6 card 6's first index as QD (accepted
+    # so), the person checked it: JD. Its second index, JD, near the cleared slot below, is that
+    # card's: the slot holds JD, whatever its first index is read as (here with no JD runner-up).
+    # A checked card whose slot is accepted empty was taken: a read of it there is no index of it.
+    from companion.cards import Card
+    from companion.vision.card_read import CardRead
+    from companion.vision.lattice import pyramid_nodes
+    from companion.vision.second_index import home_second_indices
+
+    ri, uv = pyramid_nodes(7)
+    node = {tuple(int(x) for x in p): m for m, p in enumerate(ri)}
+    br_off = np.array([0.69, 1.13])
+    at = uv[node[(5, 5)]] + br_off
+    reads = [CardRead(0, Card.parse("QD"), 0.7, {Card.parse("AD"): 0.1}, uv=tuple(uv[node[(5, 5)]])),
+             CardRead(1, Card.parse("JD"), 0.8, uv=tuple(at))]
+    known = {(5, 5): Card.parse("JD")}
+
+    def home(expected, known):
+        winner = [-1] * len(ri)
+        winner[node[(5, 5)]], winner[node[(6, 6)]] = 0, 1
+        home_second_indices(expected, reads, winner, np.array([True, True]), np.array([uv[node[(5, 5)]], at]),
+                            br_off, ri, uv, known=known)
+        return winner[node[(5, 5)]], winner[node[(6, 6)]]
+
+    assert home(_table({(5, 5): "QD"}), known) == (1, -1)
+    assert home(_table({(5, 5): "QD"}), None) == (0, 1)  # the camera's word alone: QD stays
+    assert home(_table({}), known) == (0, 1)  # taken: the JD read is a card of its own
+
+
 def test_a_card_voted_onto_two_slots_stays_where_most_frames_put_it():
     # Two slots read as the same card by turns (each frame places it once, the pipeline's one
     # card one place): a plurality per slot would put it on both; the weaker slot takes its own
@@ -597,3 +627,22 @@ def test_a_group_gone_while_one_of_its_cards_flickers_is_accepted_once_it_lasts(
             accepted_at = f
     assert accepted_at is not None and accepted_at <= 10 + 3 * 10 + 10 + 10, accepted_at
     assert [fuser.accepted.pyramid[6][i].card for i in range(4)] == [None] * 4
+
+
+def test_a_card_out_of_the_picture_is_not_taken():
+    # The camera frames the table tight, or moves a little: the lowest row's right end (JC, no
+    # card lies on it) falls outside the picture and shows no read. Out of view is not taken.
+    from companion.vision.detections import Detections
+    from companion.vision.pipeline import FrameReading
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(_table(deal), f)
+    cut = {s: c for s, c in deal.items() if s != (6, 6)}
+    for f in range(10, 80):
+        fuser.update(FrameReading(_table(cut), Detections.empty(), out_of_view=((6, 6),)), f)
+    assert str(fuser.accepted.pyramid[6][6].card) == "JC"
+    # Seen empty in the picture, it is taken (after the wait a lone card that is no king gets).
+    for f in range(80, 150):
+        fuser.update(FrameReading(_table(cut), Detections.empty()), f)
+    assert fuser.accepted.pyramid[6][6].card is None

@@ -620,3 +620,19 @@ def test_a_sure_read_with_a_close_runner_up_asks_for_a_check():
         assert str(reading.layout.pyramid[3][1].card) == codes[3][1]
         notes = [p for p in reading.problems if p.startswith("row 4 card 2")]
         assert notes == ([f"row 4 card 2: {codes[3][1]} read, but it may be {other} - please check"] if asked else [])
+
+
+def test_an_open_slot_outside_the_picture_is_not_read_empty():
+    # The picture cut off at the right: the lowest row's last card (nothing lies on it) is out of
+    # view. Its slot is not seen, not seen empty: scored 0, named in the problems, out of view.
+    truth = synth_truth(np.random.default_rng(2), tilt_deg=15)
+    width = 880  # row 7 card 7's index corner starts at x 901, every other first index lies left of 860
+    truth["labels"] = [l for l in truth["labels"] if l["box"][2] < width]
+    reading = LayoutPipeline(track=False).read(clean(truth), image_size=(width, 720))
+    got = reading.layout.to_json()["pyramid"]
+    want = [list(row) for row in truth["pyramid_codes"]]
+    want[6][6] = None
+    assert got == want
+    assert reading.layout.pyramid[6][6].score == 0.0
+    assert reading.out_of_view == ((6, 6),)
+    assert any(p.startswith("row 7 card 7 is outside the picture") for p in reading.problems)

@@ -367,6 +367,10 @@ class VideoDemoSource:
     def start_game(self) -> None:
         self._playing.set()
 
+    def know_deal(self, pyramid: Any) -> None:
+        """The deal as the person checked it, for the pipeline (``LiveRecognizer.know_deal``)."""
+        self._pipeline.know_deal(pyramid)
+
     def reopen(self) -> bool:
         return True
 

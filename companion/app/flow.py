@@ -179,11 +179,20 @@ class GameFlow:
         self.setup_panel.setVisible(False)
         self.mismatch_panel.show_mismatch(None)
         self.status.showMessage(f"Game started ({self.rules.name}); autosaved to {self.data_dir}", 5000)
+        self._tell_deal()
         self._refresh_play()
+
+    def _tell_deal(self) -> None:
+        """The camera's reading learns the deal the person checked (None between games): a card it
+        keeps misreading is still known where it lies (``LayoutPipeline.know_deal``)."""
+        tell = getattr(self.capture, "know_deal", None)
+        if callable(tell):
+            tell(None if self.session is None else self.session.game.deal.pyramid)
 
     def new_game(self) -> None:
         """Back to set-up with the current rules preset (the finished game stays in the autosave)."""
         self.session = None
+        self._tell_deal()
         self._advice_id += 1
         self.advice = None
         self.rules = Rules.parse(self.rules_combo.currentText())

@@ -27,6 +27,7 @@ class OverrideFlow:
     rules: Any
     picker: Optional[CardPicker]
     _ask_text: Any
+    _tell_deal: Any
 
     # --- play: fix a card of the confirmed deal ---------------------------------------
     _fixing = False
@@ -59,6 +60,7 @@ class OverrideFlow:
             self._show_illegal(str(exc))
             return False
         self.status.showMessage(f"{place}: the deal now has {card}; every move replayed", 6000)
+        self._tell_deal()
         self.mismatch_panel.show_mismatch(None)
         self._last_move = None
         self._refresh_play()

@@ -142,6 +142,8 @@ class LiveRecognizer:
         self._pipeline: Any = None
         self._fuser: Any = None
         self._prepared = detector is not None
+        #: The deal's pyramid as the person checked it (``know_deal``), for the pipeline.
+        self._known: Any = None
 
     def prepare(self) -> str:
         if not self._prepared:
@@ -150,6 +152,14 @@ class LiveRecognizer:
         if self.detector is None:
             return self.description + ": the image is shown unrecognised; enter the deal in manual mode (Ctrl+M)"
         return self.description
+
+    def know_deal(self, pyramid: Any) -> None:
+        """The deal's pyramid cards as the person checked them (``Deal.pyramid``), None for a new
+        game: the pipeline names a misread card's second index by it (``LayoutPipeline.know_deal``).
+        Called from the window's thread: the frames' thread takes it up at its next frame."""
+        self._known = pyramid
+        if self._pipeline is not None:
+            self._pipeline.know_deal(pyramid)
 
     def reset(self) -> None:
         """Forget the table (another source, or the camera came back)."""
@@ -168,6 +178,7 @@ class LiveRecognizer:
             from companion.vision.pipeline import LayoutPipeline
 
             self._pipeline = LayoutPipeline(self.detector, self.rules)
+            self._pipeline.know_deal(self._known)
             self._fuser = LayoutFuser.for_fps(self.fps, rules=self.rules, pipeline=self._pipeline)
         reading = self._pipeline.process(frame.image, frame.index)
         layout = self._fuser.update(reading, frame=frame.index)

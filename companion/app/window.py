@@ -281,6 +281,7 @@ class MainWindow(QMainWindow, GameFlow, OverrideFlow):
         worker.sourceEnded.connect(lambda: self._source_state("Source ended (last frame kept)", ""))
         worker.sourceFailed.connect(self.on_source_failed)
         self.capture = worker
+        self._tell_deal()  # a game under way goes on with the new source
         index = self.source_combo.findData(str(spec))
         if index < 0:
             self.source_combo.addItem(spec.describe(), str(spec))

@@ -12,7 +12,7 @@ import companion.app.qtfix  # noqa: F401  (first: PySide6 bug workaround, see th
 
 import time
 import traceback
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from PySide6.QtCore import QThread, Signal
 
@@ -46,10 +46,19 @@ class CaptureWorker(QThread):
         self.frames = 0
         #: The open source (set in the worker thread); only thread-safe methods may be called on it.
         self.source: Optional[FrameSource] = None
+        self._known: Optional[Sequence[Any]] = None
 
     def stop(self, timeout_ms: int = 5000) -> bool:
         self.requestInterruption()
         return self.wait(timeout_ms)
+
+    def know_deal(self, pyramid: Optional[Sequence[Any]]) -> None:
+        """The deal's pyramid as the person checked it (None: a new game) to whatever reads the
+        frames, the recognizer or a source that reads its own (the demo). Only replaces a reference
+        the worker thread reads at its next frame."""
+        self._known = pyramid
+        for part in (self._recognizer, self.source):
+            _tell_deal(part, pyramid)
 
     def _sleep(self, seconds: float) -> bool:
         """Sleep in short steps; False when interrupted."""
@@ -67,6 +76,8 @@ class CaptureWorker(QThread):
             self.sourceFailed.emit(str(exc) or type(exc).__name__)
             return
         self.source = source
+        if self._known is not None:  # told before the source was open
+            _tell_deal(source, self._known)
         self.sourceOpened.emit(getattr(source, "name", "source"))
         info = getattr(source, "recognition", "")
         prepare = getattr(self._recognizer, "prepare", None)
@@ -147,3 +158,9 @@ class AdviceWorker(QThread):
             return
         if not self.isInterruptionRequested():
             self.ready.emit(self.request_id, result)
+
+
+def _tell_deal(part: Any, pyramid: Optional[Sequence[Any]]) -> None:
+    tell = getattr(part, "know_deal", None)
+    if callable(tell):
+        tell(pyramid)

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
                 raise CompanionError(f"no such file or folder: {args.source!r}")
             kw["detector"] = default_detector(args.models)
             kw["on_frame"] = tick
+            kw["known"] = deal.pyramid if deal is not None else None
             layouts = layouts_from(args.source, rules, **kw)
         else:
             layouts = layouts_from(args.source, rules)

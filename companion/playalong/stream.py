@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from companion.errors import InvalidLayoutError
 from companion.layout import TableLayout, layout_from_json, layout_to_json  # noqa: F401 (re-exported)
@@ -48,14 +48,16 @@ def write_layouts(path: str | Path, layouts: Iterable[TableLayout]) -> None:
 
 def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Optional[int] = None,
                    max_frames: int = 0, fps: Optional[float] = None,
-                   on_frame: Optional[Callable[[int, dict], Any]] = None) -> Iterator[TableLayout]:
+                   on_frame: Optional[Callable[[int, dict], Any]] = None,
+                   known: Optional[Sequence[Any]] = None) -> Iterator[TableLayout]:
     """Frames of a video / image folder -> recognition -> fusion -> each accepted layout.
 
     The fusion window is one second of frames at ``fps`` (default: the source's own rate, 30
     for a folder of frames), or ``stable`` frames. Each layout's ``extra`` carries ``"fps"`` and
     ``"skipped"`` (frames fusion could not use since the last change) for the Follower.
     ``on_frame(index, sightings)`` is called for every frame that brings no new layout, with the
-    last frame each card was read (``Follower.tick``)."""
+    last frame each card was read (``Follower.tick``). ``known``: the pyramid's cards as the person
+    gave the deal (``Deal.pyramid``): a card the camera misreads is still known where it lies."""
     from companion.vision.fusion import LayoutFuser
     from companion.vision.pipeline import LayoutPipeline
     from companion.vision.sources import open_source
@@ -63,6 +65,7 @@ def stable_layouts(source: str, rules: Any, *, detector: Any = None, stable: Opt
     src = open_source(source)  # a bad path fails before the model loads
     rate = float(fps or getattr(src, "fps", 0) or 30.0)
     pipe = LayoutPipeline(detector if detector is not None else default_detector(), rules)
+    pipe.know_deal(known)
     fuser = (LayoutFuser(stable, rules=rules, pipeline=pipe) if stable
              else LayoutFuser.for_fps(rate, rules=rules, pipeline=pipe))
     skipped = 0

@@ -204,6 +204,7 @@ class LayoutFuser:
     def update(self, reading: FrameReading | TableLayout | None, frame: int = -1) -> Optional[TableLayout]:
         layout = reading.layout if isinstance(reading, FrameReading) else reading
         hidden = reading.hidden if isinstance(reading, FrameReading) else ()
+        out_of_view = reading.out_of_view if isinstance(reading, FrameReading) else ()
         anomalies = reading.anomalies if isinstance(reading, FrameReading) else 0
         if layout is not None:
             self._anomaly_counts.append((len(layout.visible_cards()), anomalies))
@@ -224,7 +225,7 @@ class LayoutFuser:
             self._home.clear()
         if isinstance(reading, FrameReading) and self._hand_cue(reading, layout):
             return self._skip("hand")  # cards vanished in a frame that shows a hand: no vote either way
-        filled, group = self._fill_unclear_removals(self._fill_occluded(layout, hidden))
+        filled, group = self._fill_unclear_removals(self._fill_occluded(layout, hidden, out_of_view))
         if group:
             # More cards gone at once than a move takes: a hand over them. The frame votes neither
             # way (the refilled slots would vote for the old cards, the rest for the new table,
@@ -506,7 +507,8 @@ class LayoutFuser:
             return layout, frozenset()
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)), frozenset(big)
 
-    def _fill_occluded(self, layout: TableLayout, hidden: tuple[tuple[int, int], ...]) -> TableLayout:
+    def _fill_occluded(self, layout: TableLayout, hidden: tuple[tuple[int, int], ...],
+                       out_of_view: tuple[tuple[int, int], ...] = ()) -> TableLayout:
         if self.accepted is None or self.accepted.rows != layout.rows:
             return layout
         acc = self.accepted.pyramid
@@ -521,8 +523,9 @@ class LayoutFuser:
             # slot is as the frame shows it (g00405: 6H's second index read as 8H on the emptied
             # slot below kept the 9S taken from above it on the table for 50 frames).
             lain_on = any(held[c] for c in geo.covers(pos))
-            if (((r, i) in hidden and lain_on) or (s.card is not None and s.score < self.min_score)) \
-                    and old.card is not None:
+            # Out of the picture: not seen, so not taken (the camera moved, or frames the table tight).
+            if (((r, i) in hidden and lain_on) or (r, i) in out_of_view
+                    or (s.card is not None and s.score < self.min_score)) and old.card is not None:
                 rows[r][i] = old
                 changed = True
         return replace(layout, pyramid=tuple(tuple(r) for r in rows)) if changed else layout

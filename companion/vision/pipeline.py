@@ -43,7 +43,7 @@ taken from the caller (``None`` = unknown, reported as present), never guessed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Any, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -105,6 +105,9 @@ class FrameReading:
     placed: tuple[int, ...] = ()
     #: The read of each waste pile's top card (index as ``placed``), for piles with one.
     waste_tops: tuple[int, ...] = ()
+    #: Slots (row, index) outside the picture showing no card: not seen, whether cards lie on them
+    #: or not (the camera cut off an end of the lowest row): not known to be empty.
+    out_of_view: tuple[tuple[int, int], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -145,12 +148,23 @@ class LayoutPipeline(SecondLooks):
         #: The layout accepted so far (``LayoutFuser`` keeps it up to date when given this
         #: pipeline): where each card lies, for reads only its second index explains.
         self.expected: Optional[TableLayout] = None
+        #: Each pyramid card's slot as the person checked the deal (``know_deal``): a card the camera
+        #: misreads keeps being misread, and where its slot is still held the person's word names it.
+        self.known: dict[tuple[int, int], Card] = {}
 
     def reset(self) -> None:
+        """Forget the view (another source, the camera back); the deal the person checked stays."""
         self._prior = None
         self._candidate = None
         self._few = None
         self.expected = None
+
+    def know_deal(self, pyramid: Optional[Sequence[Optional[Card]]]) -> None:
+        """The pyramid's cards as the person checked the deal, row-major from the apex
+        (``Deal.pyramid``; None: a slot not known), or None to forget them (a new game)."""
+        places = [(r, i) for r in range(self.rules.rows) for i in range(r + 1)]
+        self.known = {} if pyramid is None else {
+            place: card for place, card in zip(places, pyramid) if card is not None}
 
     def process(self, image_bgr: np.ndarray, frame: int = -1) -> FrameReading:
         if self.detector is None:
@@ -294,7 +308,8 @@ class LayoutPipeline(SecondLooks):
         place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov,
                       lowest_by_place=not self.follows and few is None, in_picture=in_picture)
         if self.expected is not None and self.expected.rows == rules.rows:
-            home_second_indices(self.expected, reads, winner, used, uv, br_off, nodes_ri, nodes_uv)
+            home_second_indices(self.expected, reads, winner, used, uv, br_off, nodes_ri, nodes_uv,
+                                known=self.known)
         # A read of a card on the pyramid lying near where that card's second index lies is that
         # index (a little off the frame's offset), not a card on the waste below the pyramid.
         node_of_card = {reads[w].card: m for m, w in enumerate(winner) if w >= 0}
@@ -375,6 +390,7 @@ class LayoutPipeline(SecondLooks):
                 for c in cov[node]:
                     must_hold[c] = True
         hidden: list[tuple[int, int]] = []
+        out_of_view: list[tuple[int, int]] = []
         rows_out: list[list[SlotReading]] = [[] for _ in range(rules.rows)]
         for node in range(n_nodes):
             r, i = (int(x) for x in nodes_ri[node])
@@ -392,13 +408,16 @@ class LayoutPipeline(SecondLooks):
                 covered_by = must_hold[node]
                 if covered_by:
                     hidden.append((r, i))
-                    if not in_picture[node]:
-                        problems.append(f"{slot_name(r, i)} is outside the picture - move the camera "
-                                        "to see the whole pyramid")
-                    else:
-                        problems.append(f"{slot_name(r, i)}: no card seen, but cards lie on it - "
-                                        "is it hidden or misplaced?")
-                rows_out[r].append(SlotReading.empty(0.0 if covered_by else 1.0))
+                if not in_picture[node]:
+                    # (an open slot outside the picture is not seen to be empty either: a cut-off end
+                    # of the lowest row read "empty" passed silently as a card taken)
+                    out_of_view.append((r, i))
+                    problems.append(f"{slot_name(r, i)} is outside the picture - move the camera "
+                                    "to see the whole pyramid")
+                elif covered_by:
+                    problems.append(f"{slot_name(r, i)}: no card seen, but cards lie on it - "
+                                    "is it hidden or misplaced?")
+                rows_out[r].append(SlotReading.empty(0.0 if covered_by or not in_picture[node] else 1.0))
         for j in stray:
             rd = reads[j]
             if rd.score >= LOW_SCORE:
@@ -444,7 +463,7 @@ class LayoutPipeline(SecondLooks):
         waste_tops = tuple(int(keep[pile[-1].det]) for pile in waste if pile)
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
                             unsure=unsure, twice=twice, placed=placed,  # type: ignore[arg-type]
-                            waste_tops=waste_tops)
+                            waste_tops=waste_tops, out_of_view=tuple(out_of_view))
 
     def _few_cards_fit(self, fit: LatticeFit) -> bool:
         """Whether ``fit`` is (or tracks) the last fit found for a nearly cleared pyramid."""

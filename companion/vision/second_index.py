@@ -248,26 +248,39 @@ def _place_orphan(j: int, reads: list[CardRead], winner: list[int], used: np.nda
 
 def home_second_indices(expected, reads: list[CardRead], winner: list[int], used: np.ndarray,
                         uv: np.ndarray, br_off: np.ndarray, nodes_ri, nodes_uv: np.ndarray,
-                        tol: float = 0.45) -> None:
+                        tol: float = 0.45, known: Optional[dict] = None) -> None:
     """A card the accepted layout (``expected``) holds on slot A, whose first index this frame
     missed or read as another card, read where its second index lies: A's card. Cards never move
     between slots; once the card on A's bottom-right corner is gone, A's second index lies close to
     that cleared slot (rows dealt a little apart) or below the pyramid, where it passed for a card of
     its own. A first index read as another card, with A's card its runner-up, is that card's misread
     (g00409, a deal checked by the person: JD's first index read QD, JD second, frame after frame,
-    its second index JD on the cleared slot below: "JD is in the wrong place", seven times)."""
+    its second index JD on the cleared slot below: "JD is in the wrong place", seven times).
+    ``known``: slot -> card as the person checked the deal; on a slot the accepted layout still
+    holds, that card is at home there, whatever the camera made of it (g00409's JD, accepted as
+    the QD the camera reads, checked JD by the person). A slot accepted empty is not: its card was
+    taken, and a read of it now is another card's misread."""
     node_of = {(int(r), int(i)): m for m, (r, i) in enumerate(nodes_ri)}
     home = {s.card: node_of[(r, i)] for r, i, s in expected.slots()
             if s.card is not None and (r, i) in node_of}
+    checked: set[int] = set()
+    if known:
+        held = {(r, i) for r, i, s in expected.slots() if s.card is not None}
+        mended = {node_of[place]: card for place, card in known.items() if place in held and place in node_of}
+        checked = set(mended)
+        home = {card: m for card, m in home.items() if m not in checked}
+        home.update({card: m for m, card in mended.items()})
     for j, rd in enumerate(reads):
         a = home.get(rd.card)
         if a is None or np.hypot(*(uv[j] - nodes_uv[a] - br_off)) >= tol:
             continue
         # (A first index read as another card gives way only when it names A's card as a runner-up:
         # else the accepted layout may hold a misread that a misread second index would lock in:
-        # g00314's JD accepted as 2D once, its index read JD again, its second index as 2D.)
+        # g00314's JD accepted as 2D once, its index read JD again, its second index as 2D. The
+        # person's checked card is no such misread.)
         first = winner[a]
-        if first >= 0 and (reads[first].card is rd.card or rd.card not in reads[first].alts):
+        if first >= 0 and (reads[first].card is rd.card
+                           or (rd.card not in reads[first].alts and a not in checked)):
             continue
         for b, w in enumerate(winner):
             if w == j:

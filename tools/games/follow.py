@@ -69,6 +69,7 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     by the person (``checked_deal_text``), the stock unknown. ``k``:
     the fuser's window (default one second at the game's fps, ``LayoutFuser.for_fps``)."""
     from companion.errors import CompanionError
+    from companion.game import Deal
     from companion.playalong.start import FollowStart
     from companion.vision.fusion import LayoutFuser
     from companion.vision.pipeline import LayoutPipeline
@@ -82,6 +83,8 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
              else LayoutFuser.for_fps(fps, rules=rules, pipeline=pipeline))
     skipped = 0
     start = FollowStart(rules, truth["deal"] if known_deal else None, fps=fps)
+    if known_deal:  # the deal as the person gave it: the pipeline knows each card's slot
+        pipeline.know_deal(Deal.parse(truth["deal"], rules).pyramid)
     rng = np.random.default_rng([seed, truth["seed"]])
     run = FollowRun(detector="fake (fed by the truth labels)" if detector is None else repr(detector))
     images: Iterable[Any] = [None] * len(records)
@@ -108,7 +111,9 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
                 run.first_layout = layout
                 if checked_deal:
                     try:
-                        start = FollowStart(rules, checked_deal_text(truth, layout), fps=fps)
+                        text = checked_deal_text(truth, layout)
+                        start = FollowStart(rules, text, fps=fps)
+                        pipeline.know_deal(Deal.parse(text, rules).pyramid)  # as the app does
                     except CompanionError as exc:  # followed from the layouts, as without
                         run.errors.append(f"frame {f}: the checked deal: {exc}")
             if on_layout is not None:
