@@ -636,3 +636,24 @@ def test_an_open_slot_outside_the_picture_is_not_read_empty():
     assert reading.layout.pyramid[6][6].score == 0.0
     assert reading.out_of_view == ((6, 6),)
     assert any(p.startswith("row 7 card 7 is outside the picture") for p in reading.problems)
+
+
+@pytest.mark.parametrize("shift", [(0.5, 0.0), (0.0, 0.5)])
+def test_a_drifted_lattice_gives_way_at_once_to_a_clean_search_placing_far_more(shift):
+    # Following a faintly read video the tracked lattice can slide off (g00412 from frame ~230:
+    # 21 reads placed with cards lying on empty slots, a search placing 27 cleanly, frame after
+    # frame, never the same five frames in a row). A clean search placing far more reads than the
+    # held lattice, which leaves cards lying on empty slots, is taken at once.
+    from companion.vision.slots import violations
+
+    truth = synth_truth(np.random.default_rng(3), tilt_deg=20)
+    dets = clean(truth)
+    pipe = LayoutPipeline()
+    pipe.read(dets, 0)
+    good = pipe._prior.copy()
+    slide = np.eye(3)
+    slide[:2, 2] = shift  # half a slot along a row or half a row down
+    pipe._prior = good @ slide
+    reading = pipe.read(dets, 1)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert np.allclose(pipe._prior, good, atol=1e-3) and violations(reading.fit) == 0

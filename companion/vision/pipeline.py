@@ -33,7 +33,7 @@ With a tracked fit (video), a frame whose reads all lie off the pyramid is a
 cleared pyramid, and a frame with no read at all an empty table (the game
 over); fusion decides whether either lasts. A searched fit that contradicts the
 tracked one is used only once found in the same place in ``REFIT_FRAMES``
-frames in a row. Parts: ``second_index`` (step 4), ``outside`` (step 5),
+frames in a row, or at once when the tracked one slid (``DRIFTED_MIN``). Parts: ``second_index`` (step 4), ``outside`` (step 5),
 ``card_read`` (one read), ``slots`` and ``few_cards`` (step 3).
 
 The stock is a face-down pile the detector cannot see: ``stock_present`` is
@@ -72,6 +72,11 @@ LOW_SCORE = 0.5
 WASTE_ALT_MIN = 0.2
 #: Frames in a row a searched fit must be found in before it replaces the tracked one.
 REFIT_FRAMES = 5
+#: A clean search placing at least this many reads, and this many more than the held lattice does
+#: while that one leaves cards lying on empty slots, replaces it at once: the tracked lattice slid
+#: (g00412, a faintly read video: 21 reads placed and cards on empty slots against a search's 27,
+#: frame after frame, never in the same place five frames in a row, each frame searched again).
+DRIFTED_MIN, DRIFTED_GAIN = 20, 4
 
 
 class Detector(Protocol):
@@ -472,23 +477,26 @@ class LayoutPipeline(SecondLooks):
     def _confirm(self, fit: LatticeFit, points: np.ndarray, pairs: np.ndarray) -> LatticeFit:
         """A search that contradicts the tracked fit (a hand hiding most of a late-game pyramid
         can make some lattice through a few reads fit best) replaces it only when it is found in
-        the same place in ``REFIT_FRAMES`` frames in a row (the camera really moved); until then
-        the frame is read with the tracked fit."""
+        the same place in ``REFIT_FRAMES`` frames in a row (the camera really moved), or at once when
+        it places far more reads than the tracked fit, which leaves cards on empty slots
+        (``DRIFTED_MIN``); until then the frame is read with the tracked fit."""
         assert self._prior is not None
         # (A lattice shifted by a slot explains most reads too, but leaves cards lying on
         # empty slots: only a clean fit counts.)
         # Reads outside the found pyramid (the waste, late in a game as many as the pyramid's
         # cards) neither confirm nor contradict it.
         inside = int(((fit.node_of_point >= 0) | in_area(fit.uv, fit.rows, fit.inverted)).sum())
+        held = place_with(points, self._prior, self.rules.rows, self.rules.inverted)
         if convincing(fit, pairs, inside) and fit.inliers >= 5 and violations(fit) <= 1:
             same = self._candidate is not None and same_place(fit, self._candidate[0], placed_only=True)
             self._candidate = (fit.homography, self._candidate[1] + 1 if same else 1)
-            if self._candidate[1] >= REFIT_FRAMES:
+            if self._candidate[1] >= REFIT_FRAMES or (
+                    held is not None and fit.inliers >= max(DRIFTED_MIN, held.inliers + DRIFTED_GAIN)
+                    and violations(held) >= 2):
                 self._prior, self._candidate = fit.homography, None
                 return fit
         else:
             self._candidate = None
-        held = place_with(points, self._prior, self.rules.rows, self.rules.inverted)
         return held if held is not None else fit
 
     def _empty_table(self, dets: Detections, frame: int) -> FrameReading:
