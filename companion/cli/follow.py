@@ -4,9 +4,11 @@ SOURCE is a video file or a folder of frames (read in name order); the frames go
 through recognition and fusion, and every stable change of the table is
 explained as moves. ``--layouts FILE.jsonl`` replays stable layouts instead (one
 ``TableLayout.to_json()`` object per line). Without ``--deal`` the first stable
-layout is the deal as recognised. With ``--json`` one object is printed:
-``{"moves": [...], "events": [{"frame", "kind", "text"}], "pyramid": [[code or
-null per slot] per row], "waste": [codes], "result": "won"|"lost"|"playing"}``.
+layout is the deal as recognised; with it, the pipeline reading the frames
+knows each card's slot (a card the camera keeps misreading is still known).
+With ``--json`` one object is printed: ``{"moves": [...], "events": [{"frame",
+"kind", "text"}], "pyramid": [[code or null per slot] per row], "waste":
+[codes], "result": "won"|"lost"|"playing"}``.
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ With a tracked fit (video), a frame whose reads all lie off the pyramid is a
 cleared pyramid, and a frame with no read at all an empty table (the game
 over); fusion decides whether either lasts. A searched fit that contradicts the
 tracked one is used only once found in the same place in ``REFIT_FRAMES``
-frames in a row, or at once when the tracked one slid (``DRIFTED_MIN``). Parts: ``second_index`` (step 4), ``outside`` (step 5),
-``card_read`` (one read), ``slots`` and ``few_cards`` (step 3).
+frames in a row, or at once when the tracked one slid (``DRIFTED_MIN``).
+Parts: ``second_index`` (step 4), ``outside`` (step 5), ``card_read`` (one
+read), ``slots`` and ``few_cards`` (step 3).
 
 The stock is a face-down pile the detector cannot see: ``stock_present`` is
 taken from the caller (``None`` = unknown, reported as present), never guessed.

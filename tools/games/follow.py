@@ -66,7 +66,8 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     (needs the video), or None for the fake detector fed by the labels. ``known_deal``: start from
     the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout;
     ``checked_deal``: as the app starts, from the first stable layout with the slots it flags checked
-    by the person (``checked_deal_text``), the stock unknown. ``k``:
+    by the person (``checked_deal_text``), the stock unknown; with either deal the pipeline knows
+    each card's slot (``LayoutPipeline.know_deal``), as in the app and ``follow --deal``. ``k``:
     the fuser's window (default one second at the game's fps, ``LayoutFuser.for_fps``)."""
     from companion.errors import CompanionError
     from companion.game import Deal
