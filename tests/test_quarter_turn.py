@@ -216,3 +216,21 @@ def test_a_troubled_frame_does_not_turn_the_tracked_lattice():
     before, after = (apply_h(h, pyramid_nodes()[1]) for h in (tracked, pipe._prior))
     assert np.hypot(*(after - before).T).max() < 0.3 * np.hypot(*(before[2] - before[1]))
     assert pipe.process(deal).layout.to_json()["pyramid"] == truth["pyramid_codes"]
+
+
+def test_the_corners_shape_says_which_quarter_turns_are_worth_a_look():
+    # Index corners found upright are taller than wide: a table upright or upside down is tried
+    # only a half turn, one at a quarter turn (wide corners) only the quarter turns; square-ish
+    # corners (a table near a diagonal) or too few of them: all three.
+    from companion.vision.quarter_turn import QUARTER_TURNS, likely_turns
+
+    def corners(w, h, n=8, score=0.6):
+        xy = np.arange(n, dtype=np.float32)[:, None] * 50.0
+        boxes = np.hstack([xy, xy, xy + w, xy + h]).astype(np.float32)
+        return Detections(boxes, np.arange(n), np.full(n, score, np.float32))
+
+    assert likely_turns(corners(12, 24)) == (2,)
+    assert likely_turns(corners(24, 13)) == (1, -1)
+    assert likely_turns(corners(20, 21)) == QUARTER_TURNS
+    assert likely_turns(corners(12, 24, n=2)) == QUARTER_TURNS
+    assert likely_turns(corners(12, 24, score=0.1)) == QUARTER_TURNS  # no sure corner among them

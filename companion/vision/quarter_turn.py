@@ -118,6 +118,26 @@ def named_cards_mass(dets: Detections, sure: float = SURE_READ) -> float:
     return float(sum(best.values()))
 
 
+#: Index corners found upright are taller than wide (median height / width 1.3-2.0 on rendered val
+#: tables within 30 degrees of upright or of upside down); at a quarter turn wider (0.55-0.9).
+UPRIGHT_ASPECT, TURNED_ASPECT = 1.25, 0.9
+
+
+def likely_turns(dets: Detections, sure: float = SURE_READ) -> tuple[int, ...]:
+    """The quarter turns worth a look, by the shape of the corners found: tall ones (the table upright
+    or upside down) only the half turn, wide ones (a quarter turn) only the quarter turns, others
+    (near a diagonal, or too few corners to say) all three."""
+    boxes = dets.xyxy[dets.confidence >= sure]
+    if len(boxes) < WEAK_READS // 2:
+        return QUARTER_TURNS
+    aspect = float(np.median((boxes[:, 3] - boxes[:, 1]) / np.maximum(boxes[:, 2] - boxes[:, 0], 1e-6)))
+    if aspect >= UPRIGHT_ASPECT:
+        return (2,)
+    if aspect <= TURNED_ASPECT:
+        return (1, -1)
+    return QUARTER_TURNS
+
+
 def weak_reading(dets: Detections, sure: float = SURE_READ) -> bool:
     scores = dets.confidence[dets.confidence >= sure]
     return len(scores) < WEAK_READS or float(scores.mean()) < WEAK_MEAN
@@ -135,7 +155,7 @@ def detect_any_way(detector: Any, image: np.ndarray) -> tuple[Detections, int]:
     if not weak_reading(dets):
         return dets, 0
     best = (named_cards_mass(dets), dets, 0)
-    for k in QUARTER_TURNS:
+    for k in likely_turns(dets):
         with read_aside(detector):
             turned = detector.detect(turn_image(image, k))
         mass = named_cards_mass(turned)

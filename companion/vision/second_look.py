@@ -25,7 +25,7 @@ from companion.vision.face_read import fused_names, named_with_faces
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
-from companion.vision.quarter_turn import (QUARTER_TURNS, SECOND_OPINION, back_matrix, map_homography, read_aside,
+from companion.vision.quarter_turn import (SECOND_OPINION, back_matrix, likely_turns, map_homography, read_aside,
                                           reading_back, turn_image)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections, scored_at_least)
@@ -88,8 +88,8 @@ class SecondLooks:
 
     def _quarter_turns(self, image_bgr: np.ndarray, reading: "FrameReading", state: tuple,
                        frame: int) -> "FrameReading":
-        """The surer named of ``reading`` and the reading of the frame turned by the one of
-        ``QUARTER_TURNS`` whose first look names the pyramid surest (mapped back to the frame's
+        """The surer named of ``reading`` and the reading of the frame turned by the one of the
+        likely quarter turns (``quarter_turn.likely_turns``) whose first look names the pyramid surest (mapped back to the frame's
         pixels); the tracking state follows the one chosen."""
         size = (image_bgr.shape[1], image_bgr.shape[0])
         way = None if reading.fit is None else layout_angle(reading.fit.homography)
@@ -97,7 +97,7 @@ class SecondLooks:
         # A first look at each turn (its corners read, no second looks) picks the one turn read in
         # full: most of a turned frame's time goes to those second looks.
         first: list[tuple[float, int, np.ndarray, Detections]] = []
-        for k in QUARTER_TURNS:
+        for k in likely_turns(reading.detections):
             self._prior, self._candidate = state
             turned = turn_image(image_bgr, k)
             with read_aside(self.detector):
