@@ -89,8 +89,8 @@ class SecondLooks:
     def _quarter_turns(self, image_bgr: np.ndarray, reading: "FrameReading", state: tuple,
                        frame: int) -> "FrameReading":
         """The surer named of ``reading`` and the reading of the frame turned by the one of the
-        likely quarter turns (``quarter_turn.likely_turns``) whose first look names the pyramid surest (mapped back to the frame's
-        pixels); the tracking state follows the one chosen."""
+        likely quarter turns (``quarter_turn.likely_turns``) whose first look names the pyramid
+        surest (mapped back to the frame's pixels); the tracking state follows the one chosen."""
         size = (image_bgr.shape[1], image_bgr.shape[0])
         way = None if reading.fit is None else layout_angle(reading.fit.homography)
         best = (named_mass(reading.layout), reading, (self._prior, self._candidate))
