@@ -39,7 +39,6 @@ def fake_detections(rec: dict, size: tuple[int, int], rng: np.random.Generator, 
 class FollowRun:
     follower: Any = None
     frames: int = 0
-    recognise_s: float = 0.0
     #: Each frame's recognition time (seconds): the floor is per frame, and frames read before a
     #: layout is tracked cost several looks.
     recognise_each: list[float] = field(default_factory=list)
@@ -49,6 +48,10 @@ class FollowRun:
     first_layout: Any = None
     detector: str = "fake"
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def recognise_s(self) -> float:
+        return float(sum(self.recognise_each))
 
     @property
     def moves(self) -> list[str]:
@@ -126,7 +129,6 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
         else:
             start.tick(f, fuser.last_seen)
         t2 = time.perf_counter()
-        run.recognise_s += t1 - t0
         run.recognise_each.append(t1 - t0)
         run.follow_s += t2 - t1
         run.frames += 1
