@@ -121,21 +121,38 @@ def named_cards_mass(dets: Detections, sure: float = SURE_READ) -> float:
 #: Index corners found upright are taller than wide (median height / width 1.3-2.0 on rendered val
 #: tables within 30 degrees of upright or of upside down); at a quarter turn wider (0.55-0.9).
 UPRIGHT_ASPECT, TURNED_ASPECT = 1.25, 0.9
+#: Corners no taller than wide: the table lies far from upright (rendered val tables within 45 degrees
+#: of upright or upside down: 9 of 543 frames; further round: 49 of 57).
+NOT_UPRIGHT_ASPECT = 1.0
+
+
+def corner_aspect(dets: Detections, sure: float = SURE_READ) -> Optional[float]:
+    """The median height / width of the corners read surely; None with too few to say."""
+    boxes = dets.xyxy[dets.confidence >= sure]
+    if len(boxes) < WEAK_READS // 2:
+        return None
+    return float(np.median((boxes[:, 3] - boxes[:, 1]) / np.maximum(boxes[:, 2] - boxes[:, 0], 1e-6)))
 
 
 def likely_turns(dets: Detections, sure: float = SURE_READ) -> tuple[int, ...]:
     """The quarter turns worth a look, by the shape of the corners found: tall ones (the table upright
     or upside down) only the half turn, wide ones (a quarter turn) only the quarter turns, others
     (near a diagonal, or too few corners to say) all three."""
-    boxes = dets.xyxy[dets.confidence >= sure]
-    if len(boxes) < WEAK_READS // 2:
+    aspect = corner_aspect(dets, sure)
+    if aspect is None:
         return QUARTER_TURNS
-    aspect = float(np.median((boxes[:, 3] - boxes[:, 1]) / np.maximum(boxes[:, 2] - boxes[:, 0], 1e-6)))
     if aspect >= UPRIGHT_ASPECT:
         return (2,)
     if aspect <= TURNED_ASPECT:
         return (1, -1)
     return QUARTER_TURNS
+
+
+def corners_lie_turned(dets: Detections, sure: float = SURE_READ) -> bool:
+    """The corners found are no taller than wide (``NOT_UPRIGHT_ASPECT``): the table lies well off
+    upright, whatever lattice was found through them."""
+    aspect = corner_aspect(dets, sure)
+    return aspect is not None and aspect <= NOT_UPRIGHT_ASPECT
 
 
 def weak_reading(dets: Detections, sure: float = SURE_READ) -> bool:
