@@ -356,17 +356,20 @@ def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tm
 
 def test_round_trains_classifier_variants_side_by_side_on_the_same_crops(tmp_path):
     # CLS_VARIANTS, no detector ("-"): one results-NAME.tar per variant, each with its own options
+    # (the second a wider net from its YAML, not from the round's classifier checkpoint)
     import tarfile
 
     import yaml
 
-    run, out = _device_round(tmp_path, {"CLS_VARIANTS": "base: hue:--cls-hue=0.5,--cls-min-px=0"}, detector=False)
+    run, out = _device_round(tmp_path, {"CLS_VARIANTS": "base: hue:--cls-hue=0.5,--cls-min-px=0,--cls-init=,--cls-model=yolov8s-cls.yaml"}, detector=False)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert not (out / "results.tar").exists()
     args = {}
     for name in ("base", "hue"):
         with tarfile.open(out / f"results-{name}.tar") as tar:
             assert "classifier/weights/best.pt" in tar.getnames()
+            assert "classifier/weights/last.pt" not in tar.getnames()  # one weight file comes back
             args[name] = yaml.safe_load(tar.extractfile("classifier/args.yaml"))
     assert (args["base"]["hsv_h"], args["hue"]["hsv_h"]) == (0.015, 0.5)
+    assert args["base"]["model"].endswith("cls.pt") and args["hue"]["model"] == "yolov8s-cls.yaml"
     assert args["base"]["data"].endswith("cls_min12") and args["hue"]["data"].endswith("cls-hue/cls")

@@ -82,7 +82,9 @@ else
   [ "$det_init" = "-" ] || tar -cf "$out/results.tar" -C "$work/run" --exclude='*.jpg' detector info.json || status=$?
   for v in "${variants[@]}"; do
     name=${v%%:*}
-    tar -cf "$out/results-$name.tar" -C "$work/cls-$name" --exclude='*.jpg' classifier info.json || status=$?
+    # best.pt alone: a wider net's best and last together outgrow what a call brings back (16 MiB a file)
+    tar -cf "$out/results-$name.tar" -C "$work/cls-$name" --exclude='*.jpg' --exclude=last.pt classifier info.json \
+      || status=$?
   done
 fi
 tail -n 4 "$out"/*.log 2>/dev/null || true

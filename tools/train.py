@@ -334,6 +334,8 @@ def export(work: Path, out: Path, settings: RecognitionSettings, info: dict) -> 
     if names[:len(names) - background] != [cls_folder(i) for i in range(len(CARD_CODES))]:
         raise SystemExit(f"classifier classes are not in deck order: {names[:5]}...")
     settings = replace(settings, background=background)
+    # the net as built (its YAML's name), whether trained from a YAML or from another run's weights
+    info["classifier_model"] = Path(str(cls.model.yaml.get("yaml_file", "yolov8n-cls.yaml"))).stem
     det_onnx = det.export(format="onnx", imgsz=list(settings.detector_size), opset=17, simplify=True,
                           dynamic=False, verbose=False)
     cls_onnx = cls.export(format="onnx", imgsz=settings.classifier_size, opset=17, simplify=True,
@@ -381,7 +383,7 @@ Runs with ONNX Runtime + OpenCV (`companion.vision.detector.OnnxCardDetector`); 
    The narrow net was measured about 3x faster than yolo11n in ONNX Runtime at the same input size
    (untrained exports, 1 thread, loaded machine: 34 vs 96 ms at 512x288, 62 vs 159 ms at 640x384),
    which is what lets a 512-640 px wide input (small cards still visible) fit the frame budget.
-2. **Card classifier**: yolov8n-cls, 52 classes in `CARD_CODES` order, on a {s['classifier_size']} px square crop
+2. **Card classifier**: {info.get('classifier_model', 'yolov8n-cls')}, 52 classes in `CARD_CODES` order, on a {s['classifier_size']} px square crop
    of side {s['crop_margin']} x the corner box taken from the **full-resolution** frame (the glyphs are
    read at camera resolution, not at detector resolution). Top-4 probabilities give `alt_class_id`.
    Score of a detection = corner score x class probability.
@@ -490,6 +492,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="RANKS:N, e.g. JQK:2: the train crops of cards of these ranks count N times")
     p.add_argument("--cls-sharp-only", action="store_true", help="... and only on scenes without blur")
     p.add_argument("--cls-init", help="start the classifier from these weights (e.g. an earlier run's last.pt)")
+    p.add_argument("--cls-model", default="yolov8n-cls.yaml",
+                   help="the classifier's net when not started from --cls-init (an ultralytics model YAML, "
+                        "e.g. yolov8s-cls.yaml: twice as wide, about 3x the CPU time a crop)")
     p.add_argument("--cls-batch", type=int, default=32, help="small batches: more updates per CPU second")
     p.add_argument("--det-cache", choices=("ram", "none"), default="ram",
                    help="keep the detector's resized train images in memory (no JPEG decoding each epoch)")
@@ -598,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cls_min_px > 0 or args.cls_sharp_only or args.cls_repeat:
             cls_data = filter_crops(data, work, args.cls_min_px, args.cls_sharp_only, args.cls_repeat)
         timed("classifier", lambda: _train(
-            "classifier", work, args.cls_init or "yolov8n-cls.yaml", data=str(cls_data), epochs=args.cls_epochs,
+            "classifier", work, args.cls_init or args.cls_model, data=str(cls_data), epochs=args.cls_epochs,
             imgsz=args.cls_imgsz, batch=args.cls_batch, fliplr=0.0, scale=0.2, erasing=0.1, auto_augment=None,
             hsv_h=args.cls_hue,
             # 'auto' picks AdamW at lr 0.00018 for 52 classes: far too slow for a few epochs from scratch
