@@ -361,7 +361,8 @@ def test_round_trains_classifier_variants_side_by_side_on_the_same_crops(tmp_pat
 
     import yaml
 
-    run, out = _device_round(tmp_path, {"CLS_VARIANTS": "base: hue:--cls-hue=0.5,--cls-min-px=0,--cls-init=,--cls-model=yolov8s-cls.yaml"}, detector=False)
+    variants = "base: hue:--cls-hue=0.5,--cls-min-px=0,--cls-init=,--cls-model=yolov8s-cls.yaml"
+    run, out = _device_round(tmp_path, {"CLS_VARIANTS": variants}, detector=False)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert not (out / "results.tar").exists()
     args = {}

@@ -26,8 +26,7 @@ from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
                                           turned_homographies)
 from companion.vision.quarter_turn import (SECOND_OPINION, back_matrix, corners_lie_turned, likely_turns,
-                                          map_homography, read_aside,
-                                          reading_back, turn_image)
+                                          map_homography, read_aside, reading_back, turn_image)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections, scored_at_least)
 from companion.vision.second_index import cards_over
@@ -136,7 +135,7 @@ class SecondLooks:
         if reading.fit is None or reading.layout is None:
             return True
         named = named_scores(reading.layout)
-        # (a lattice found near upright through corners wider than tall is most often a pyramid
+        # (a lattice found near upright through corners no taller than wide is most often a pyramid
         # turned by about 120 degrees placed the wrong way round: its three corners look alike)
         return (angle_gap(layout_angle(reading.fit.homography), 0.0) >= QUARTER_MIN_DEG
                 or not named or float(np.mean(named)) < WEAK_NAMING or corners_lie_turned(reading.detections))
