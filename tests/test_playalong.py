@@ -298,6 +298,25 @@ def test_illegal_pair_is_reported_and_the_game_waits_for_the_table():
     assert f.moves == (move,) and f.status == "ok"
 
 
+def test_an_illegal_pair_put_back_one_card_after_the_other_is_not_said_again():
+    # The person lifts two cards that do not make 13, hears so, and puts them back one at a time:
+    # the moment one is back is the same attempt, not "the other removed alone" (g00300).
+    rules, truth, f = setup("classic", 10)
+    a, b = _exposed_pair(truth, rules, legal=False)
+    start = layout_of(truth, frame=0)
+    assert [e.kind for e in f.feed(_without(start, {a, b}))] == ["illegal"]
+    assert f.feed(replace(_without(start, {b}), frame=3)) == []
+    assert f.status == "illegal"
+    assert f.feed(replace(start, frame=4)) == [] and f.status == "ok"
+    # another illegal removal after that is said
+    events = f.feed(replace(_without(start, {a, b}), frame=6))
+    assert [e.kind for e in events] == ["illegal"]
+    # ... and so is a card taken beside the ones lifted, while they are still off
+    c = next(x for x in layout_of(truth, frame=0).pyramid[-1] if x.card not in (a, b)).card
+    events = f.feed(replace(_without(start, {a, b, c}), frame=8))
+    assert [e.kind for e in events] == ["illegal"] and str(c) in events[0].text
+
+
 def test_covered_card_taken_is_illegal():
     rules, truth, f = setup("classic", 11)
     covered = truth.pyramid[rules.pyramid_size - rules.rows - 1]  # a card of the second row from the bottom

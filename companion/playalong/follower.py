@@ -93,6 +93,8 @@ class Follower(RecordRevisions):
         self._last_sig: Optional[tuple] = None
         self._last_obs: Optional[Observation] = None
         self._last_illegal: Optional[str] = None
+        #: The cards gone when that illegal removal was said (a part of them put back says nothing new).
+        self._illegal_gone: frozenset[Card] = frozenset()
         self._open_checks: set[tuple] = set()
         #: Checks said since the deal was last corrected: a slot the camera reads two ways in turn
         #: (QS, JS, QS ...) is said once, not at every flicker (a rendered game: 13 checks -> 4).
@@ -308,9 +310,17 @@ class Follower(RecordRevisions):
                 self._lone = LoneCard(obs.frame, text, watched=tuple(sorted(obs.visible(), key=str)))
                 self.status = "pending"
                 return new
+            gone_now = frozenset(c for c in open_cards(state) if c not in fixed.visible())
+            if self.status == "illegal" and gone_now and gone_now < self._illegal_gone:
+                # The cards of an illegal removal put back one after the other: the same attempt,
+                # not another (g00300: "QC: only a card worth 13 is removed alone" said between
+                # 4D and QC coming back, after "QC+4D do not make 13").
+                self.events.extend(new)
+                return new
             self.status = "illegal"
             if text != self._last_illegal:
                 self._last_illegal = text
+                self._illegal_gone = gone_now
                 new.append(Event(obs.frame, ILLEGAL, text))
             self.events.extend(new)
             return new
