@@ -204,7 +204,7 @@ class Follower(RecordRevisions):
             lone, self._lone = self._lone, None
             event = Event(lone.lifted, ILLEGAL, lone.text)
             self.events.append(event)
-            self.status = "illegal"
+            self.status, self._illegal_gone = "illegal", frozenset(lone.cards)
             return [event]
         return []
 
@@ -397,7 +397,7 @@ class Follower(RecordRevisions):
             return []
         if self._pending is not None and self._pending_guess:
             return []
-        text = self._lone.text
+        text, self._illegal_gone = self._lone.text, frozenset(self._lone.cards)
         self._lone = None
         self._pending = None
         self.status = "illegal"
