@@ -471,6 +471,9 @@ def test_assets_packed_for_a_machine_without_the_decks_render_the_same_cards(tmp
     for code in ("AS", "TD", "KH"):
         a, b = loaded.faces[code].astype(int), deck.faces[code].astype(int)
         assert a.shape == b.shape and np.abs(a - b).mean() < 3  # WebP q92: close, not equal
+    # a lower quality packs smaller (room in a device call), still the same faces roughly
+    _, _, smaller = assets.pack(tmp_path / "assets-q60.tgz", decks=["aisleriot/fake"], quality=60)
+    assert smaller < size
     # the fonts found there first draw the same rank
     stem = procedural.FALLBACK_FONT
     here = procedural.text_mask(stem, "10", 48)
