@@ -434,7 +434,7 @@ def test_unsure_sure_corners_are_named_again_from_two_more_crops(detector):
     st = again.settings
     logs = [np.log(first[chosen] + 1e-6)]
     for margin in st.multi_crop_margins:  # (each crop named by every classifier of the model, averaged)
-        logs.append(np.log(again._name_crops(image, boxes[chosen], (margin,), 0.0) + 1e-6))
+        logs.append(np.log(again._name_crops(image, boxes[chosen], (margin,), 0.0)[0] + 1e-6))
     mean = np.exp(np.mean(logs, 0))
     assert np.allclose(probs[chosen], mean / mean.sum(1, keepdims=True), atol=1e-5)
     assert np.allclose(probs.sum(1), 1, atol=1e-4)
@@ -480,3 +480,59 @@ def test_index_probabilities_are_those_detect_named_with(detector):
     other = image.copy()  # another frame: named now, as detect would name it at once
     probs = det.index_probs(other, upright.xyxy[:3], 0.0)
     assert calls == [1] and probs.shape == (3, 52)
+
+
+def test_a_net_that_tells_the_turn_names_each_card_from_both_of_its_classes():
+    from companion.vision.detector import fold_turned
+
+    rng = np.random.default_rng(0)
+    plain = rng.dirichlet(np.ones(52), 3).astype(np.float32)
+    assert fold_turned(plain, 52)[1] is None and fold_turned(plain, 52)[0] is plain
+    out = rng.dirichlet(np.ones(104), 3).astype(np.float32)  # 52 upright, then 52 turned
+    probs, upright = fold_turned(out, 52)
+    assert probs.shape == (3, 52) and np.allclose(probs, out[:, :52] + out[:, 52:])
+    assert np.allclose(upright, out[:, :52].sum(1))
+    # with a background class (sorted between the upright and the turned cards) it stays a class
+    bg = rng.dirichlet(np.ones(105), 2).astype(np.float32)
+    probs, upright = fold_turned(bg, 53)
+    assert probs.shape == (2, 53) and np.allclose(probs[:, 52], bg[:, 52])
+    assert np.allclose(probs[:, :52], bg[:, :52] + bg[:, 53:])
+    assert np.allclose(upright, bg[:, :52].sum(1) / (bg[:, :52].sum(1) + bg[:, 53:].sum(1)))
+    with pytest.raises(ValueError, match="70 outputs"):
+        fold_turned(np.zeros((1, 70), np.float32), 52)
+
+
+def test_detections_keep_which_way_their_indices_stood():
+    from companion.vision.reread import concat
+
+    boxes = np.array([[0, 0, 10, 10], [20, 0, 30, 10]], np.float32)
+    told = Detections(boxes, np.array([1, 2]), np.array([0.9, 0.8], np.float32), upright=np.array([0.9, 0.1], np.float32))
+    assert told[1:].upright.tolist() == pytest.approx([0.1])
+    both = concat(told, Detections(boxes[:1], np.array([3]), np.array([0.7], np.float32)))
+    assert both.upright[:2].tolist() == pytest.approx([0.9, 0.1]) and np.isnan(both.upright[2])
+    assert concat(told[:1], told[1:]).upright.tolist() == pytest.approx([0.9, 0.1])
+    with pytest.raises(ValueError, match="upright"):
+        Detections(boxes, np.array([1, 2]), np.array([0.9, 0.8], np.float32), upright=np.array([0.5], np.float32))
+
+
+def test_the_shipped_turn_net_is_asked_until_a_layout_is_tracked():
+    # models/card_classifier_t.onnx tells which way each index stood (the way round of a layout
+    # found from the frame alone); a tracked layout's turn is known, and its frames skip that net
+    import cv2
+
+    from companion.vision.detector import OnnxCardDetector
+    from companion.vision.pipeline import LayoutPipeline
+
+    image = cv2.imread(str(REPO / "datasets" / "samples" / "images" / "val_s900_000001.jpg"))
+    detector = OnnxCardDetector(REPO / "models", multi_crop_below=0)
+    pipe = LayoutPipeline(detector, track=True)
+    first = pipe.process(image, 0)
+    assert first.ok and first.detections.upright is not None and len(first.slot_upright) == 28
+    # first indices stand upright in their crops (this table lies upright)
+    told = [u for u in first.slot_upright if u == u]
+    assert len(told) >= 20 and sum(u > 0.5 for u in told) >= 0.9 * len(told)
+    later = pipe.process(image, 1)
+    assert later.fit is not None and later.fit.tracked and later.detections.upright is None
+    assert pipe.process(image, 2).layout.to_json()["pyramid"] == first.layout.to_json()["pyramid"]
+    still = LayoutPipeline(detector, track=False)
+    assert still.process(image).detections.upright is not None and still.process(image).detections.upright is not None

@@ -256,3 +256,32 @@ def test_a_lattice_found_upright_through_wide_corners_is_looked_at_turned():
     reading = pipe.read(wide)
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]  # placed as before
     assert corners_lie_turned(wide) and pipe._far_or_weak(reading)
+
+
+def test_slots_whose_indices_lie_turned_say_the_lattice_is_the_wrong_way_round():
+    # A classifier trained with the turn as a label (train.py --cls-turn) tells how likely each
+    # index stood upright in its crop; named at the layout's angle, the slots' first indices stand
+    # upright the right way round and lie a third of a turn off the wrong way, however surely named.
+    from companion.vision.orientation import named_mass, slots_lie_turned, way_round_mass
+
+    truth = synth_truth(np.random.default_rng(1), tilt_deg=10.0)
+    dets = detections_from_truth(truth, Noise.none(), np.random.default_rng(0))
+    pipe = LayoutPipeline(None)
+    def told(up):
+        return Detections(dets.xyxy, dets.class_id, dets.confidence, dets.alt_class_id, dets.alt_confidence,
+                          np.full(len(dets), up, np.float32))
+
+    plain = pipe.read(dets)
+    assert plain.slot_upright == () and way_round_mass(plain) == named_mass(plain.layout)
+    right, wrong = pipe.read(told(0.98)), pipe.read(told(0.02))
+    for reading in (right, wrong):  # the same cards on the same slots: only the turn differs
+        assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+        assert len(reading.slot_upright) == 28
+    assert way_round_mass(right) == pytest.approx(0.98 * named_mass(right.layout))
+    assert way_round_mass(wrong) == pytest.approx(0.02 * named_mass(wrong.layout))
+    assert not slots_lie_turned(right) and not pipe._far_or_weak(right)
+    assert slots_lie_turned(wrong) and pipe._far_or_weak(wrong)
+    # a corner whose classifier did not tell (NaN: a re-read) counts in full
+    some = told(0.02)
+    some.upright[:] = np.nan
+    assert not slots_lie_turned(pipe.read(some))

@@ -374,3 +374,65 @@ def test_round_trains_classifier_variants_side_by_side_on_the_same_crops(tmp_pat
     assert (args["base"]["hsv_h"], args["hue"]["hsv_h"]) == (0.015, 0.5)
     assert args["base"]["model"].endswith("cls.pt") and args["hue"]["model"] == "yolov8s-cls.yaml"
     assert args["base"]["data"].endswith("cls_min12") and args["hue"]["data"].endswith("cls-hue/cls")
+
+
+def test_round_with_turn_labels_trains_a_net_that_tells_which_way_indices_lie(tmp_path):
+    # PREPARE_ARGS=--cls-turn: crops of turned indices in their own classes; exported beside the
+    # shipped classifier, it names the 52 cards as before and tells the detections' upright share
+    import tarfile
+
+    import cv2
+
+    run, out = _device_round(tmp_path, {"CLS_VARIANTS": "t:", "PREPARE_ARGS": "--cls-turn"}, detector=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    work = tmp_path / "work" / "run" / "cls" / "train"
+    assert any(work.glob("t*/*.jpg")) and any(work.glob("0*/*.jpg"))
+    with tarfile.open(out / "results-t.tar") as tar:
+        tar.extractall(tmp_path / "results")
+    from companion.vision.detector import OnnxCardDetector
+    from companion.vision.model_files import copy_with_first_classifier
+
+    from dataclasses import replace
+
+    from companion.vision.model_files import SETTINGS_FILE, RecognitionSettings
+
+    copy_with_first_classifier(REPO / "models", tmp_path / "base")
+    base_settings = RecognitionSettings.load(tmp_path / "base")  # r5 alone, no turn net
+    (tmp_path / "base" / SETTINGS_FILE).write_text(replace(base_settings, turn_classifier=None).to_json())
+    env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
+    both = tmp_path / "both"
+    export = subprocess.run([sys.executable, "tools/export_detector.py", "--base", str(tmp_path / "base"), "--out",
+                             str(both), "--extra-classifier", str(tmp_path / "results/classifier/weights/best.pt")],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert export.returncode == 0, export.stdout[-2000:] + export.stderr[-2000:]
+    image = cv2.imread(str(REPO / "datasets" / "samples" / "images" / "val_s900_000001.jpg"))
+    detector = OnnxCardDetector(both)
+    assert detector.classify(image, np.array([[10, 10, 40, 60]], np.float32)).shape == (1, 52)
+    dets = detector.detect(image)
+    assert len(dets) and dets.upright is not None and ((dets.upright >= 0) & (dets.upright <= 1)).all()
+    assert OnnxCardDetector(tmp_path / "base").detect(image).upright is None  # r5 does not tell
+    # run beside the shipped classifier only to tell the turn: the names are the shipped one's
+    beside = tmp_path / "beside"
+    export = subprocess.run([sys.executable, "tools/export_detector.py", "--base", str(tmp_path / "base"), "--out",
+                             str(beside), "--turn-classifier", str(tmp_path / "results/classifier/weights/best.pt")],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert export.returncode == 0, export.stdout[-2000:] + export.stderr[-2000:]
+    told, plain = OnnxCardDetector(beside).detect(image), OnnxCardDetector(tmp_path / "base").detect(image)
+    assert told.class_id.tolist() == plain.class_id.tolist() and np.allclose(told.confidence, plain.confidence)
+    assert told.upright is not None and len(told.upright) == len(told)
+
+
+def test_an_index_stands_upright_when_its_crop_is_turned_by_its_card_s_angle():
+    sys.path.insert(0, str(REPO))
+    from tools.train import index_up_angle, lies_turned
+
+    quad = [[10, 10], [20, 10], [20, 25], [10, 25]]  # TL, TR, BR, BL of an upright corner
+    assert index_up_angle(quad, "tl") == pytest.approx(0.0)
+    assert abs(index_up_angle(quad, "br")) == pytest.approx(180.0)  # a card's second index
+    # the card's top edge facing left in the picture: the angle orientation.layout_angle gives such a layout
+    turned = [[10, 25], [10, 15], [25, 15], [25, 25]]
+    assert index_up_angle(turned, "tl") == pytest.approx(-90.0)
+    from companion.vision.orientation import layout_angle
+    assert layout_angle(np.array([[0.0, 1, 0], [-1, 0, 0], [0, 0, 1]])) == pytest.approx(-90.0)  # down: +x
+    assert not lies_turned(-90.0, -90.0) and not lies_turned(-90.0, -10.0) and lies_turned(-90.0, 10.0)
+    assert lies_turned(180.0, 0.0) and not lies_turned(-170.0, 175.0)

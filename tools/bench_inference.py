@@ -114,7 +114,7 @@ def named_again(detector, frame: np.ndarray) -> int:
     boxes, scores = detector.find_corners(frame)
     if len(boxes) == 0:
         return 0
-    probs = detector._name_crops(frame, boxes, (detector.settings.crop_margin,), 0.0)
+    probs = detector._name_crops(frame, boxes, (detector.settings.crop_margin,), 0.0)[0]
     return len(detector.to_name_again(probs, scores))
 
 

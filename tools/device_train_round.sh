@@ -16,7 +16,8 @@
 # the time allows. Val scenes come from the held-out decks (seed VAL_SEED) and pick each run's
 # best epoch. Settings by environment: SEED (71; train scenes), VAL_SEED (73), VAL_COUNT (150),
 # CLOSE_UP (0.06), DET_LR (0.001), CLS_LR (0.001), DET_BATCH (32), CLS_BATCH (128), DET_IMGSZ (640),
-# DECKS (make_dataset.py --decks; default all), DEVICE (0; cpu for the smoke test), WORK (/tmp/device-round).
+# DECKS (make_dataset.py --decks; default all), DEVICE (0; cpu for the smoke test), WORK (/tmp/device-round),
+# PREPARE_ARGS (more train.py options for cutting the crops, e.g. "--cls-turn").
 # CLS_VARIANTS trains several classifiers side by side on the same crops instead of one, each
 # "name:option,option" (train.py options, e.g. "base: hue:--cls-hue=0.5 all:--cls-hue=0.5,--cls-min-px=0"),
 # into results-NAME.tar; the detector, unless "-", trains beside them.
@@ -42,8 +43,9 @@ decks=()
 "$py" tools/make_dataset.py "${decks[@]}" --seed "${SEED:-71}" --count 1000000 --split train --out "$work/data" --crops 0 \
   --workers "$cores" --close-up "${CLOSE_UP:-0.06}" --time-limit "$gen_s" | tee -a "$out/data.txt"
 stamp "rendered"
+read -ra prepare_args <<< "${PREPARE_ARGS:-}"
 "$py" tools/train.py --data "$work/data" --work "$work/run" --stages prepare --crops 1 \
-  --prepare-processes "$cores" > "$out/prepare.log" 2>&1
+  --prepare-processes "$cores" "${prepare_args[@]}" > "$out/prepare.log" 2>&1
 stamp "prepared: $(find "$work/run/cls/train" -name '*.jpg' | wc -l) train crops"
 det_args=(--det-init "$det_init" --det-time "$hours" --det-epochs 60 --det-imgsz "${DET_IMGSZ:-640}"
   --det-batch "${DET_BATCH:-32}" --det-lr "${DET_LR:-0.001}" --det-val 1)

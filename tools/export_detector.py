@@ -5,13 +5,16 @@ a base folder.
     python tools/export_detector.py runs/device/ft/detector/weights/best.pt --out runs/device/ft/models
     python tools/export_detector.py --classifier runs/device3/classifier/weights/best.pt --out runs/cand/cls3
     python tools/export_detector.py --extra-classifier models/candidates/classifier-gpu-c4.pt --out M
+    python tools/export_detector.py --turn-classifier runs/s34/nt/classifier/weights/best.pt --out M
 
 Copies the files of ``--base`` (default ``models/``: classifiers, ``recognition.json``, the model card) into
 ``--out`` and replaces its ``corner_detector.onnx`` with the checkpoint exported at the input size
 the base folder's ``recognition.json`` names, as ``tools/train.py``'s export stage does (with
 ``--classifier``, ``card_classifier.onnx`` likewise, batch size left free; with ``--extra-classifier``,
 a second index classifier whose probabilities are averaged with the first's: ``--extra-name`` in the
-folder, named in ``recognition.json``'s ``extra_classifiers``). Used to
+folder, named in ``recognition.json``'s ``extra_classifiers``; with ``--turn-classifier``, a net
+trained with ``tools/train.py --cls-turn`` that only tells which way each index stood,
+``card_classifier_t.onnx``, ``turn_classifier``). Used to
 measure a detector trained elsewhere (``tools/device_train_detector.sh``) against the shipped one
 with the same classifiers (``PYRAMID_COMPANION_MODELS=OUT`` or ``--models OUT`` in the evaluation
 tools).
@@ -27,6 +30,8 @@ from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+#: The file ``--turn-classifier`` writes.
+TURN_FILE = "card_classifier_t.onnx"
 sys.path.insert(0, str(REPO))
 
 from companion.vision.model_files import (  # noqa: E402
@@ -40,14 +45,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--classifier", type=Path, help="ultralytics classifier checkpoint (.pt)")
     p.add_argument("--extra-classifier", type=Path, help="classifier checkpoint (.pt) averaged with the first")
     p.add_argument("--extra-name", default="card_classifier_b.onnx", help="its file in the model folder")
+    p.add_argument("--turn-classifier", type=Path,
+                   help="checkpoint trained with train.py --cls-turn, run beside the others only to tell which "
+                        f"way each index stood ({TURN_FILE}, recognition.json's turn_classifier)")
     p.add_argument("--base", type=Path, default=REPO / "models", help="model folder to copy (default models/)")
     p.add_argument("--out", type=Path, required=True, help="new model folder")
     args = p.parse_args(argv)
-    if args.weights is None and args.classifier is None and args.extra_classifier is None:
-        p.error("give a detector checkpoint, --classifier, --extra-classifier, or several")
+    if all(a is None for a in (args.weights, args.classifier, args.extra_classifier, args.turn_classifier)):
+        p.error("give a detector checkpoint, --classifier, --extra-classifier, --turn-classifier, or several")
     if "/" in args.extra_name or not args.extra_name.endswith(".onnx") or args.extra_name == CLASSIFIER_FILE:
         p.error(f"--extra-name {args.extra_name!r}: a new .onnx file name in the folder")
-    for path in (args.weights, args.classifier, args.extra_classifier):
+    for path in (args.weights, args.classifier, args.extra_classifier, args.turn_classifier):
         if path is not None and not path.is_file():
             p.error(f"no checkpoint at {path}")
     if not (args.base / SETTINGS_FILE).is_file():
@@ -63,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = RecognitionSettings.from_json((args.base / SETTINGS_FILE).read_text())
     jobs = [(args.weights, DETECTOR_FILE, dict(imgsz=list(settings.detector_size), dynamic=False)),
             (args.classifier, CLASSIFIER_FILE, dict(imgsz=settings.classifier_size, dynamic=True)),
-            (args.extra_classifier, args.extra_name, dict(imgsz=settings.classifier_size, dynamic=True))]
+            (args.extra_classifier, args.extra_name, dict(imgsz=settings.classifier_size, dynamic=True)),
+            (args.turn_classifier, TURN_FILE, dict(imgsz=settings.classifier_size, dynamic=True))]
     with tempfile.TemporaryDirectory() as tmp:  # ultralytics writes the .onnx beside the weights it reads
         args.out.mkdir(parents=True, exist_ok=True)
         for path in args.base.iterdir():  # a model folder is flat (models/candidates/ stays behind)
@@ -79,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.out / name} from {source}")
         if args.extra_classifier is not None and args.extra_name not in settings.extra_classifiers:
             settings = replace(settings, extra_classifiers=settings.extra_classifiers + (args.extra_name,))
+            (args.out / SETTINGS_FILE).write_text(settings.to_json())
+        if args.turn_classifier is not None:
+            settings = replace(settings, turn_classifier=TURN_FILE)
             (args.out / SETTINGS_FILE).write_text(settings.to_json())
     return 0
 

@@ -133,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     quantize(models / DETECTOR_FILE, args.out / DETECTOR_FILE, frames, keep_float=True)
     quantize(models / CLASSIFIER_FILE, args.out / CLASSIFIER_FILE, crops, keep_float=False)
-    for name in RecognitionSettings.load(models).extra_classifiers:  # the classifiers averaged with it
+    settings = RecognitionSettings.load(models)
+    for name in settings.extra_classifiers:  # the classifiers averaged with it
         quantize(models / name, args.out / name, crops, keep_float=False)
+    if settings.turn_classifier is not None:  # the net that tells which way indices stood
+        quantize(models / settings.turn_classifier, args.out / settings.turn_classifier, crops, keep_float=False)
     shutil.copy(models / SETTINGS_FILE, args.out / SETTINGS_FILE)
     write_card(args.out, models, images, "python tools/quantize.py " + " ".join(argv if argv is not None else sys.argv[1:]))
     print(f"int8 model in {args.out}: {len(frames)} frames, {sum(len(c) for c in crops)} corner crops calibrated on")

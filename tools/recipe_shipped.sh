@@ -114,3 +114,17 @@ else
 fi
 step $PY tools/export_detector.py --extra-classifier $C4 --out runs/c4-export
 step cp runs/c4-export/card_classifier_b.onnx runs/c4-export/recognition.json models/
+
+# -- the turn net since 27 Nov 2026 (session 34): nt, c4's net trained on a lent GPU with each crop's
+#    turn as a label (train.py --cls-turn; models/MODEL_HISTORY.md, "A net that tells which way an index
+#    lies"); run beside r5 and c4 only to tell which way each index stood (recognition.json's
+#    turn_classifier). One device call trained it beside a wider net that was not kept. Without GPU=1
+#    the committed card_classifier_t.onnx stays (tools/weights_from_onnx.py rebuilds a checkpoint from it).
+if [ -n "${GPU:-}" ]; then
+    step env CLS_LR=0.002 CLS_BATCH=256 SEED=111 PREPARE_ARGS=--cls-turn CLS_VARIANTS="nt:--cls-lr=0.001" \
+        bash tools/device_train_round.sh gpu/assets.tgz 110 0.085 gpu/out34 - models/candidates/classifier-gpu-c4.pt
+    step mkdir -p gpu/out34/nt
+    step tar -xf gpu/out34/results-nt.tar -C gpu/out34/nt
+    step $PY tools/export_detector.py --turn-classifier gpu/out34/nt/classifier/weights/best.pt --out runs/t-export
+    step cp runs/t-export/card_classifier_t.onnx runs/t-export/recognition.json models/
+fi

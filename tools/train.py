@@ -53,6 +53,35 @@ def cls_folder(index: int) -> str:
 
 #: The classifier's optional 53rd class: crops of no index (``--negatives``).
 BACKGROUND_FOLDER = f"{len(CARD_CODES):02d}_none"
+#: ``--cls-turn``: a crop whose index lies more than a quarter turn off upright goes to its card's
+#: "turned" folder, sorted after the upright ones (and the background): the net learns which way
+#: an index lies beside what it names (``companion.vision.detector.fold_turned``).
+TURNED_PREFIX = "t"
+#: ``--cls-turn``: the share of train crops cut at any angle (the rest as they lie, +-10 degrees), so
+#: that up and turned are learnt at every angle, not from the table's usual turn alone.
+SPUN_SHARE = 0.25
+
+
+def turned_folder(index: int) -> str:
+    """The class folder of card ``index``'s indices lying turned (``--cls-turn``)."""
+    return f"{TURNED_PREFIX}{index:02d}_{CARD_CODES[index]}"
+
+
+def index_up_angle(quad, which: str) -> float:
+    """Degrees an index corner's crop must be turned (``corner_crop(angle=...)``) to stand upright:
+    from its quad (TL, TR, BR, BL in the card's own orientation) and which corner it is ("br": the
+    card's second index, upside down on the card). Same sense as ``orientation.layout_angle``."""
+    q = np.asarray(quad, np.float64)
+    ux, uy = (q[0] + q[1] - q[2] - q[3]) / 2  # from the corner's bottom edge to its top, card frame
+    if which == "br":
+        ux, uy = -ux, -uy
+    return float(np.degrees(np.arctan2(ux, -uy)))
+
+
+def lies_turned(up_angle: float, crop_angle: float) -> bool:
+    """Whether an index needing ``up_angle`` to stand upright still lies more than a quarter turn off
+    upright in a crop turned by ``crop_angle``."""
+    return abs((up_angle - crop_angle + 180.0) % 360.0 - 180.0) > 90.0
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -77,12 +106,14 @@ def split_images(data: Path, split: str) -> list[Path]:
 
 
 def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_corner: int, seed: int,
-            limit: int | None, val_data: Path | None = None, processes: int = 1) -> None:
+            limit: int | None, val_data: Path | None = None, processes: int = 1, turn: bool = False) -> None:
     """Detector dataset (one class) and classifier crops; resumable per image.
 
     Takes the scenes present now (a dataset still being generated can be used: an image file
     appears only when its scene is complete); a later call adds the new ones. ``processes`` > 1
     cuts the images in parallel (a lent machine's many cores): the same files either way.
+    ``turn`` (``--cls-turn``): crops of turned indices go to their card's turned folder, and a share
+    of train crops (``SPUN_SHARE``) is cut at any angle; needs the truth files' corner quads.
     """
     rng = np.random.default_rng(seed)
     for split in ("train", "val"):
@@ -95,14 +126,18 @@ def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_cor
         det_lab.mkdir(parents=True, exist_ok=True)
         for i in range(len(CARD_CODES)):
             (work / "cls" / split / cls_folder(i)).mkdir(parents=True, exist_ok=True)
+            if turn:
+                (work / "cls" / split / turned_folder(i)).mkdir(parents=True, exist_ok=True)
         n_crops = crops_per_corner if split == "train" else 1
         jobs = []
         for image_path in images:
             # Draw the jitter for every image, done or not, so a resumed run makes the same crops.
             jitter = rng.random((256, n_crops, 4))
+            if turn:  # drawn only then: a run without --cls-turn cuts the crops it always did
+                jitter = np.concatenate([jitter, rng.random((256, n_crops, 2))], 2)
             if not (det_lab / (image_path.stem + ".txt")).exists():
                 jobs.append((image_path, root / split / "labels" / (image_path.stem + ".txt"), jitter))
-        one = partial(_prepare_image, work=work, split=split, settings=settings)
+        one = partial(_prepare_image, work=work, split=split, settings=settings, turn=turn)
         if processes > 1 and len(jobs) > 1:
             import multiprocessing as mp
 
@@ -115,7 +150,8 @@ def prepare(data: Path, work: Path, settings: RecognitionSettings, crops_per_cor
     write_detector_yaml(work / "det")
 
 
-def _prepare_image(job: tuple[Path, Path, np.ndarray], work: Path, split: str, settings: RecognitionSettings) -> None:
+def _prepare_image(job: tuple[Path, Path, np.ndarray], work: Path, split: str, settings: RecognitionSettings,
+                   turn: bool = False) -> None:
     """One scene's classifier crops, detector image link and single-class labels (written last)."""
     import cv2
 
@@ -129,21 +165,38 @@ def _prepare_image(job: tuple[Path, Path, np.ndarray], work: Path, split: str, s
         return
     h, w = image.shape[:2]
     classes, boxes = read_labels(label_src, w, h)
+    ups = _index_up_angles(label_src, len(classes)) if turn else None
     for k, (c, box) in enumerate(zip(classes, boxes)):
         for j in range(jitter.shape[1]):
             u = jitter[k % 256, j]
             if split == "train":  # detector boxes are a little off: teach the classifier that
                 margin, shift, angle = crop_jitter(u, settings.crop_margin)
+                if turn and u[4] < SPUN_SHARE:
+                    angle = (u[5] - 0.5) * 360.0
             else:
                 margin, shift, angle = settings.crop_margin, (0.0, 0.0), 0.0
             crop = corner_crop(image, box, margin, settings.classifier_size, shift, angle)
-            out = work / "cls" / split / cls_folder(int(c)) / f"{image_path.stem}_{k}_{j}.jpg"
+            folder = cls_folder(int(c))
+            if ups is not None and lies_turned(ups[k], angle):
+                folder = turned_folder(int(c))
+            out = work / "cls" / split / folder / f"{image_path.stem}_{k}_{j}.jpg"
             cv2.imwrite(str(out), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
     link = det_img / image_path.name
     if not link.exists():
         os.symlink(image_path.resolve(), link)
     # written last: marks done
     label_dst.write_text(corner_labels(label_src.read_text() if label_src.exists() else ""))
+
+
+def _index_up_angles(label_src: Path, n: int) -> list[float]:
+    """Each label line's ``index_up_angle``, from the scene's truth file (its "labels" list holds the
+    same lines in the same order, each with its corner's quad)."""
+    truth_path = label_src.parent.parent / "truth" / (label_src.stem + ".json")
+    labels = json.loads(truth_path.read_text()).get("labels", []) if truth_path.exists() else []
+    if len(labels) != n or any("quad" not in lab for lab in labels):
+        raise SystemExit(f"--cls-turn needs {truth_path} with a quad for each of its {n} labels "
+                         "(scenes rendered by this version of tools/make_dataset.py)")
+    return [index_up_angle(lab["quad"], lab.get("which", "tl")) for lab in labels]
 
 
 def corner_labels(text: str) -> str:
@@ -248,8 +301,9 @@ def filter_crops(data: Path, work: Path, min_px: float, sharp_only: bool, repeat
     if (out / "train").exists():
         return out
     kept = total = 0
-    for i in range(len(CARD_CODES)):
-        (out / "train" / cls_folder(i)).mkdir(parents=True, exist_ok=True)
+    for folder in (work / "cls" / "train").iterdir():  # every class, kept crops or not (turned ones too)
+        if folder.is_dir() and folder.name != BACKGROUND_FOLDER:
+            (out / "train" / folder.name).mkdir(parents=True, exist_ok=True)
     label_cache: dict[str, tuple[np.ndarray, bool, int, int]] = {}
     for crop in sorted((work / "cls" / "train").glob("*/*.jpg")):
         if crop.parent.name == BACKGROUND_FOLDER:  # no corner, no size: all kept
@@ -490,6 +544,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cls-min-px", type=float, default=0, help="train the classifier only on corners this big")
     p.add_argument("--cls-repeat", default="",
                    help="RANKS:N, e.g. JQK:2: the train crops of cards of these ranks count N times")
+    p.add_argument("--cls-turn", action="store_true",
+                   help="prepare: label each crop upright or turned (52 more classes; a quarter of train crops "
+                        "cut at any angle); needs scenes whose truth gives each label's corner quad")
     p.add_argument("--cls-sharp-only", action="store_true", help="... and only on scenes without blur")
     p.add_argument("--cls-init", help="start the classifier from these weights (e.g. an earlier run's last.pt)")
     p.add_argument("--cls-model", default="yolov8n-cls.yaml",
@@ -579,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     if "prepare" in stages:
         timed("prepare", lambda: prepare(data, work, settings, args.crops, seed=0, limit=args.limit,
                                          val_data=args.val_data and args.val_data.resolve(),
-                                         processes=args.prepare_processes))
+                                         processes=args.prepare_processes, turn=args.cls_turn))
         if args.negatives > 0:
             timed("prepare", lambda: prepare_negatives(data, work, settings, args.negatives, seed=0, limit=args.limit,
                                                        val_data=args.val_data and args.val_data.resolve()))

@@ -23,13 +23,18 @@ class Detections:
     #: (N, K) runner-up class ids and scores (best first), or None when the model gives none.
     alt_class_id: np.ndarray | None = None
     alt_confidence: np.ndarray | None = None
+    #: (N,) how likely each corner's index stood upright in the crop it was named from (NaN: not
+    #: said), or None when the classifier does not tell (one trained with ``--cls-turn`` does).
+    upright: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.class_id)
-        if self.xyxy.shape != (n, 4) or self.confidence.shape != (n,):
+        if (self.xyxy.shape != (n, 4) or self.confidence.shape != (n,)
+                or (self.upright is not None and self.upright.shape != (n,))):
             raise ValueError(
                 f"inconsistent detections: boxes {self.xyxy.shape}, classes {self.class_id.shape}, "
-                f"scores {self.confidence.shape}")
+                f"scores {self.confidence.shape}"
+                + ("" if self.upright is None else f", upright {self.upright.shape}"))
 
     @classmethod
     def empty(cls) -> "Detections":
@@ -46,6 +51,7 @@ class Detections:
             self.xyxy[index], self.class_id[index], self.confidence[index],
             None if self.alt_class_id is None else self.alt_class_id[index],
             None if self.alt_confidence is None else self.alt_confidence[index],
+            None if self.upright is None else self.upright[index],
         )
 
     @property

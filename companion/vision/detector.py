@@ -21,6 +21,7 @@ from typing import Iterator, Protocol, runtime_checkable
 import cv2
 import numpy as np
 
+from companion.cards import CARD_CODES
 from companion.vision.detections import Detections
 from companion.vision.face_read import face_crop
 from companion.vision.model_files import (
@@ -80,6 +81,22 @@ def detector_input(canvas_bgr: np.ndarray) -> np.ndarray:
 def classifier_input(crops_bgr: np.ndarray) -> np.ndarray:
     """The classifier network's input (N, 3, S, S) float RGB 0..1 from stacked BGR corner crops."""
     return np.ascontiguousarray(crops_bgr[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+
+
+def fold_turned(out: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A classifier's outputs as (N, ``classes``) probabilities and how likely each index stood
+    upright in its crop. A net trained with ``tools/train.py --cls-turn`` has 52 more outputs: each
+    card's index lying turned (after the upright cards and any background class); a card is named
+    from both of its classes. Other nets tell nothing of the turn (None)."""
+    if out.shape[-1] == classes:
+        return out, None
+    n = len(CARD_CODES)
+    if out.shape[-1] != classes + n:
+        raise ValueError(f"a classifier with {out.shape[-1]} outputs: expected {classes} or {classes + n}")
+    up, rest, turned = out[:, :n], out[:, n:classes], out[:, classes:]
+    up_mass, turned_mass = up.sum(1), turned.sum(1)
+    upright = up_mass / np.maximum(up_mass + turned_mass, 1e-9)
+    return np.concatenate([up + turned, rest], 1), upright.astype(np.float32)
 
 
 def corner_crop(image_bgr: np.ndarray, box: np.ndarray, margin: float, size: int,
@@ -225,7 +242,8 @@ class OnnxCardDetector:
                                  f"detector_size {list(self.settings.detector_size)}")
         def check_classes(path: Path, session) -> None:
             out = session.get_outputs()[0].shape
-            if out[-1] != st.classifier_classes:
+            # (a net that tells which way an index lies has one more class per card: ``fold_turned``)
+            if out[-1] not in (st.classifier_classes, st.classifier_classes + len(CARD_CODES)):
                 raise ModelFileError(f"{path}: {out[-1]} classes, expected {st.classifier_classes}")
 
         check_classes(cls_path, self._cls)
@@ -239,6 +257,19 @@ class OnnxCardDetector:
             session = _session(path, threads)
             check_classes(path, session)
             self._extra_cls.append((session, session.get_inputs()[0].name))
+        #: The net that tells only which way each index stood (``turn_classifier``): (session, input name).
+        self._turn_cls: tuple | None = None
+        #: Whether it is run (``LayoutPipeline.process`` turns it off while a layout is tracked).
+        self.tell_turn = True
+        if st.turn_classifier is not None:
+            path = folder / st.turn_classifier
+            if not path.is_file():
+                raise ModelFileError(f"{path}: missing (named in {SETTINGS_FILE}'s turn_classifier)")
+            session = _session(path, threads)
+            if session.get_outputs()[0].shape[-1] != st.classifier_classes + len(CARD_CODES):
+                raise ModelFileError(f"{path}: does not tell which way an index lies "
+                                     f"({st.classifier_classes + len(CARD_CODES)} classes expected)")
+            self._turn_cls = (session, session.get_inputs()[0].name)
         # The face classifier is optional: without it (or with face_below_px unset) no face is read.
         self._face = None
         face_path = folder / FACE_FILE
@@ -349,15 +380,21 @@ class OnnxCardDetector:
         crop first: the layout's turn in the image, so that the indices stand upright. Corners named
         less than ``multi_crop_below`` sure are named again (``_name_again``); with ``corner_scores``,
         only the sure corners among them (a faint corner counts only when named surely at once)."""
+        return self._classify(image_bgr, boxes, angle, corner_scores)[0]
+
+    def _classify(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float = 0.0,
+                  corner_scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """``classify``'s probabilities and how likely each index stood upright in its one crop
+        (None: no classifier tells, ``fold_turned``)."""
         st = self.settings
         if len(boxes) == 0:
-            return np.zeros((0, len(st.class_names)), np.float32)
-        probs = self._name_crops(image_bgr, boxes, (st.crop_margin,), angle)
+            return np.zeros((0, len(st.class_names)), np.float32), None
+        probs, upright = self._name_crops(image_bgr, boxes, (st.crop_margin,), angle, self.tell_turn)
         unsure = self.to_name_again(probs, corner_scores)
         if len(unsure):
             probs[unsure] = self._name_again(image_bgr, boxes[unsure], probs[unsure], angle)
         # (a background class's share stays out: a crop of no index names no card surely)
-        return probs[:, :len(st.class_names)]
+        return probs[:, :len(st.class_names)], upright
 
     @property
     def face_below_px(self) -> float | None:
@@ -408,8 +445,10 @@ class OnnxCardDetector:
         return np.flatnonzero(unsure)
 
     def _name_crops(self, image_bgr: np.ndarray, boxes: np.ndarray, margins: tuple[float, ...],
-                    angle: float) -> np.ndarray:
-        """Classifier outputs for crops of every box at each margin in turn (one batch, one call)."""
+                    angle: float, tell_turn: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Classifier outputs for crops of every box at each margin in turn (one batch, one call),
+        and how likely each index stood upright (the mean of the nets that tell; None: none does,
+        or ``tell_turn`` is off and the turn net is not run)."""
         st = self.settings
         crops = np.stack([corner_crop(image_bgr, b, m, st.classifier_size, angle=angle)
                           for m in margins for b in boxes])
@@ -417,14 +456,21 @@ class OnnxCardDetector:
         # An ensemble: the mean of the members' probabilities. The others run on a worker thread
         # meanwhile (ONNX Runtime lets go of the GIL): on two cores the frame waits for one net.
         others = [self._side_runner().submit(session.run, None, {name: x}) for session, name in self._extra_cls]
-        probs = self._cls.run(None, {self._cls_input: x})[0]
-        for other in others:
-            probs = probs + other.result()[0]
-        return probs / (1 + len(self._extra_cls))
+        turn = (None if self._turn_cls is None or not tell_turn
+                else self._side_runner().submit(self._turn_cls[0].run, None, {self._turn_cls[1]: x}))
+        outs = [fold_turned(self._cls.run(None, {self._cls_input: x})[0], st.classifier_classes)]
+        outs += [fold_turned(other.result()[0], st.classifier_classes) for other in others]
+        probs = sum(p for p, _ in outs) / len(outs)
+        ups = [u for _, u in outs if u is not None]
+        if turn is not None:  # its say on the turn alone
+            ups = [fold_turned(turn.result()[0], st.classifier_classes)[1]]
+        return probs, (sum(ups) / len(ups)) if ups else None
 
     def _side_runner(self) -> ThreadPoolExecutor:
         if self._side is None:
-            self._side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="classifier")
+            # (one worker a net beside the first: the turn net need not wait for the second)
+            workers = max(1, len(self._extra_cls) + (self._turn_cls is not None))
+            self._side = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="classifier")
         return self._side
 
     def _name_again(self, image_bgr: np.ndarray, boxes: np.ndarray, first: np.ndarray, angle: float) -> np.ndarray:
@@ -435,7 +481,7 @@ class OnnxCardDetector:
         sure, 28% of them): named right 85.2% -> 86.3% of all matched sure corners; crops of 1.15x and
         1.45x the box beside the usual 1.3x did as well as shifted crops and better than turned ones.
         """
-        more = self._name_crops(image_bgr, boxes, self.settings.multi_crop_margins, angle)
+        more = self._name_crops(image_bgr, boxes, self.settings.multi_crop_margins, angle, tell_turn=False)[0]
         logs = np.log(np.concatenate([first, more]) + 1e-6).reshape(-1, *first.shape)
         mean = logs.mean(0)
         probs = np.exp(mean - mean.max(1, keepdims=True))
@@ -457,7 +503,7 @@ class OnnxCardDetector:
             self._corner_memo = (image_bgr, boxes, det_scores)
         if len(boxes) == 0:
             return Detections.empty()
-        probs = self.classify(image_bgr, boxes, angle, det_scores)
+        probs, upright = self._classify(image_bgr, boxes, angle, det_scores)
         top = np.argsort(-probs, axis=1)[:, :TOP_K]
         top_p = np.take_along_axis(probs, top, 1)
         score, counts = self._scores(det_scores, top_p[:, 0])
@@ -467,7 +513,8 @@ class OnnxCardDetector:
         self._probs_memo[1][float(angle)] = (boxes[keep], probs[keep])
         return Detections(
             boxes[keep], top[keep, 0].astype(np.int64), score[keep].astype(np.float32),
-            top[keep, 1:].astype(np.int64), top_p[keep, 1:].astype(np.float32))
+            top[keep, 1:].astype(np.int64), top_p[keep, 1:].astype(np.float32),
+            None if upright is None else upright[keep])
 
 
 def load_detector(models_dir: str | os.PathLike | None = None, threads: int = 1,

@@ -110,4 +110,4 @@ def named_with_faces(dets: Detections, rows: np.ndarray, face_probs: np.ndarray,
         alt_c[rows] = order[:, 1:1 + k]
         alt_p[rows] = np.take_along_axis(fused, order[:, 1:1 + k], 1)
     return Detections(dets.xyxy, cls, conf.astype(np.float32), alt_c,
-                      None if alt_p is None else alt_p.astype(np.float32))
+                      None if alt_p is None else alt_p.astype(np.float32), dets.upright)

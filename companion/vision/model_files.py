@@ -75,6 +75,10 @@ class RecognitionSettings:
     #: of theirs and ``card_classifier.onnx``'s. Two nets trained apart err apart: averaged, they
     #: name more corners and name fewer false ones surely (see the model card).
     extra_classifiers: tuple[str, ...] = ()
+    #: A classifier (file name in the folder) trained with the turn as a label (``tools/train.py
+    #: --cls-turn``) run beside the others only to tell which way each index stood in its crop
+    #: (``Detections.upright``); its names are not averaged with theirs. None: no such net.
+    turn_classifier: Optional[str] = None
 
     @property
     def classifier_classes(self) -> int:
@@ -107,6 +111,9 @@ class RecognitionSettings:
                 if not isinstance(names, list) or not all(isinstance(n, str) and n and "/" not in n for n in names):
                     raise TypeError(f"extra_classifiers must be a list of file names, got {names!r}")
                 known["extra_classifiers"] = tuple(names)
+            name = known.get("turn_classifier")
+            if name is not None and not (isinstance(name, str) and name and "/" not in name):
+                raise TypeError(f"turn_classifier must be a file name, got {name!r}")
             settings = cls(**known)
         except (ValueError, TypeError, KeyError) as exc:
             raise ModelFileError(f"{source}: not valid recognition settings ({exc})") from None

@@ -5,7 +5,9 @@ other: from corner positions alone, a layout turned by about 120 degrees fits as
 right one. The lattice search breaks the tie with a card's two indices and an apex-up prior;
 on a table turned far from upright that can pick a wrong corner as the apex. The classifier
 settles it: crops turned as the right orientation says stand upright and read surely
-(``LayoutPipeline.read_image`` compares ``named_mass`` of the candidates).
+(``LayoutPipeline.read_image`` compares ``way_round_mass`` of the candidates). A classifier that
+tells which way an index lies (``tools/train.py --cls-turn``) settles it better: turned the right
+way, the slots' first indices stand upright; the wrong way round, they lie a third of a turn off.
 """
 
 from __future__ import annotations
@@ -65,3 +67,44 @@ def named_scores(layout) -> list[float]:
 def named_mass(layout) -> float:
     """Sum of the pyramid's card scores (0 for no layout): how surely a reading names it."""
     return float(sum(named_scores(layout)))
+
+
+#: A layout whose slots' indices lie turned on average more likely than this (a classifier that
+#: tells, ``Detections.upright``) is placed the wrong way round, however surely it is named.
+TURNED_SLOTS = 0.5
+
+
+def slot_upright(reading) -> list[tuple[float, float]]:
+    """(score, how likely its index stood upright) of each pyramid card of a ``FrameReading`` read
+    from a placed corner whose classifier told (``FrameReading.slot_upright``; others left out)."""
+    ups = reading.slot_upright
+    if reading.layout is None or not ups:
+        return []
+    out = []
+    for r, i, slot in reading.layout.slots():
+        k = r * (r + 1) // 2 + i
+        if slot.card is not None and k < len(ups) and not np.isnan(ups[k]):
+            out.append((slot.score, ups[k]))
+    return out
+
+
+def way_round_mass(reading) -> float:
+    """``named_mass`` of a ``FrameReading``'s layout, each pyramid card's score weighed by how likely
+    its index stood upright (``slot_upright``; cards whose classifier did not tell count in full)."""
+    if reading.layout is None:
+        return 0.0
+    told = slot_upright(reading)
+    return named_mass(reading.layout) - sum(score * (1.0 - up) for score, up in told)
+
+
+def upright_share(reading) -> float:
+    """``way_round_mass`` over ``named_mass``: 1 when nothing is told or every told index stood upright."""
+    named = named_mass(reading.layout)
+    return way_round_mass(reading) / named if named > 0 else 1.0
+
+
+def slots_lie_turned(reading, at_least: int = 3) -> bool:
+    """Whether a reading's slots' indices lie turned on average (``TURNED_SLOTS``), with at least
+    ``at_least`` told: its lattice is placed the wrong way round."""
+    told = slot_upright(reading)
+    return len(told) >= at_least and float(np.mean([up for _, up in told])) < TURNED_SLOTS

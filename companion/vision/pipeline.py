@@ -78,6 +78,14 @@ REFIT_FRAMES = 5
 #: (g00412, a faintly read video: 21 reads placed and cards on empty slots against a search's 27,
 #: frame after frame, never in the same place five frames in a row, each frame searched again).
 DRIFTED_MIN, DRIFTED_GAIN = 20, 4
+#: A read told standing upright less likely than this (a classifier trained with the turn as a
+#: label) lay turned: a second index. Lone ones are kept out of the lattice fit when at least
+#: ``MIN_TOLD`` reads are told and more than ``MOSTLY_UPRIGHT`` of them stood upright (rendered
+#: val, r5 + c4 names and a turn net: 891 -> 809 and 691 -> 640 slots wrong of 8,400 with the
+#: turn told in ``_best_turn`` too; every turned read kept out instead: 827 / 630, but a partly
+#: cleared pyramid's second indices placed it a row off, val_s22_000219 3 -> 22 wrong). Not while
+#: following a video (``track``): all 29 rendered games lost a move each in g00300, g00411 and g00412.
+TOLD_TURNED, MIN_TOLD, MOSTLY_UPRIGHT = 0.2, 6, 0.6
 
 
 class Detector(Protocol):
@@ -111,6 +119,10 @@ class FrameReading:
     placed: tuple[int, ...] = ()
     #: The read of each waste pile's top card (index as ``placed``), for piles with one.
     waste_tops: tuple[int, ...] = ()
+    #: For each pyramid slot (as ``placed``), how likely the index of the read placed on it stood
+    #: upright (``Detections.upright``; NaN: no read, or not told); empty when the classifier does
+    #: not tell. Turned the right way, first indices stand upright: ``orientation.way_round_mass``.
+    slot_upright: tuple[float, ...] = ()
     #: Slots (row, index) outside the picture showing no card: not seen, whether cards lie on them
     #: or not (the camera cut off an end of the lowest row): not known to be empty.
     out_of_view: tuple[tuple[int, int], ...] = ()
@@ -175,8 +187,11 @@ class LayoutPipeline(SecondLooks):
     def process(self, image_bgr: np.ndarray, frame: int = -1) -> FrameReading:
         if self.detector is None:
             raise RuntimeError("LayoutPipeline.process needs a detector")
-        # A tracked layout's turn is known before the frame is read: its crops are turned back at once.
+        # A tracked layout's turn is known before the frame is read: its crops are turned back at once,
+        # and a turn net (``turn_classifier``) is not asked which way the indices stood: time saved.
         angle = layout_angle(self._prior) if self._prior is not None and self._turns() else 0.0
+        if hasattr(self.detector, "tell_turn"):
+            self.detector.tell_turn = not (self.track and self._prior is not None)
         dets = self.detector.detect(image_bgr, angle=angle) if angle else self.detector.detect(image_bgr)
         return self.read_image(image_bgr, dets, frame, angle)
 
@@ -467,9 +482,11 @@ class LayoutPipeline(SecondLooks):
                                   tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
         placed = tuple(int(keep[w]) if w >= 0 else -1 for w in winner)
         waste_tops = tuple(int(keep[pile[-1].det]) for pile in waste if pile)
+        slot_upright = () if dets.upright is None else tuple(
+            float(dets.upright[w]) if w >= 0 else float("nan") for w in winner)
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
                             unsure=unsure, twice=twice, placed=placed,  # type: ignore[arg-type]
-                            waste_tops=waste_tops, out_of_view=tuple(out_of_view))
+                            waste_tops=waste_tops, out_of_view=tuple(out_of_view), slot_upright=slot_upright)
 
     def _few_cards_fit(self, fit: LatticeFit) -> bool:
         """Whether ``fit`` is (or tracks) the last fit found for a nearly cleared pyramid."""
@@ -523,7 +540,7 @@ class LayoutPipeline(SecondLooks):
                       homography: Optional[np.ndarray] = None) -> np.ndarray:
         """All reads but the lower ones of a card read several times (likely its second index);
         "lower" along the layout's own down (apex to base) under ``homography`` or the last
-        fit, else the image's."""
+        fit, else the image's; and but lone reads told turned (``TOLD_TURNED``)."""
         primary = np.ones(len(dets), bool)
         down = np.array([0.0, 1.0])
         h = homography if homography is not None else self._prior
@@ -541,6 +558,18 @@ class LayoutPipeline(SecondLooks):
                 top = idx[np.argmin(proj[idx])]
                 primary[idx] = False
                 primary[top] = True
+        # A lone read that the classifier tells lay turned (``Detections.upright``) is a second index
+        # whose first was missed: not a slot's corner (unless the reads lie turned on the whole: the
+        # corners were named at the wrong angle, and then they tell nothing of first and second).
+        # A still's only: following a video it cost moves (``TOLD_TURNED``).
+        ups = dets.upright
+        if ups is not None and not self.track:
+            told = ~np.isnan(ups)
+            if told.sum() >= MIN_TOLD and np.mean(ups[told] > 0.5) > MOSTLY_UPRIGHT:
+                lone = np.bincount(dets.class_id, minlength=len(DECK))[dets.class_id] == 1
+                turned = told & (ups < TOLD_TURNED) & lone
+                if (primary & ~turned).sum() >= 3:
+                    primary &= ~turned
         return primary
 
     def _make_read(self, dets: Detections, j: int, uv: np.ndarray) -> CardRead:

@@ -80,7 +80,7 @@ def map_homography(h: Optional[np.ndarray], m: np.ndarray) -> Optional[np.ndarra
 def detections_back(dets: Detections, k: int, size: tuple[int, int]) -> Detections:
     """Detections of ``turn_image(frame, k)`` in pixels of the ``size`` (width, height) frame."""
     return Detections(map_boxes(dets.xyxy, back_matrix(k, size)), dets.class_id, dets.confidence,
-                      dets.alt_class_id, dets.alt_confidence)
+                      dets.alt_class_id, dets.alt_confidence, dets.upright)
 
 
 def read_aside(detector: Any) -> contextlib.AbstractContextManager:

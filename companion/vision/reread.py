@@ -94,11 +94,12 @@ def scored_at_least(dets: Detections, min_score: float) -> Detections:
     """``dets`` scored at least ``min_score``: re-reads taken however unsure count as reads (and,
     under the pipeline's ``LOW_SCORE``, are shown for checking)."""
     return Detections(dets.xyxy, dets.class_id, np.maximum(dets.confidence, min_score).astype(np.float32),
-                      dets.alt_class_id, dets.alt_confidence)
+                      dets.alt_class_id, dets.alt_confidence, dets.upright)
 
 
 def concat(a: Detections, b: Detections) -> Detections:
-    """``a`` then ``b``; runner-ups kept only when both carry them with the same width."""
+    """``a`` then ``b``; runner-ups kept only when both carry them with the same width; which way
+    the indices stood kept when either tells (NaN for the other's)."""
     if len(b) == 0:
         return a
     if len(a) == 0:
@@ -109,4 +110,10 @@ def concat(a: Detections, b: Detections) -> Detections:
         np.concatenate([a.xyxy, b.xyxy]).astype(np.float32), np.concatenate([a.class_id, b.class_id]),
         np.concatenate([a.confidence, b.confidence]).astype(np.float32),
         np.concatenate([a.alt_class_id, b.alt_class_id]) if alts else None,
-        np.concatenate([a.alt_confidence, b.alt_confidence]).astype(np.float32) if alts else None)
+        np.concatenate([a.alt_confidence, b.alt_confidence]).astype(np.float32) if alts else None,
+        None if a.upright is None and b.upright is None else np.concatenate([_upright(a), _upright(b)]))
+
+
+def _upright(dets: Detections) -> np.ndarray:
+    """``dets.upright``, NaN (not said) where the classifier did not tell."""
+    return dets.upright if dets.upright is not None else np.full(len(dets), np.nan, np.float32)

@@ -23,8 +23,8 @@ import numpy as np
 from companion.vision.detections import Detections
 from companion.vision.face_read import fused_names, named_with_faces
 from companion.vision.lattice import pyramid_nodes
-from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores,
-                                          turned_homographies)
+from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores, slots_lie_turned,
+                                          turned_homographies, upright_share, way_round_mass)
 from companion.vision.quarter_turn import (SECOND_OPINION, back_matrix, corners_lie_turned, likely_turns,
                                           map_homography, read_aside, reading_back, turn_image)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
@@ -93,7 +93,7 @@ class SecondLooks:
         surest (mapped back to the frame's pixels); the tracking state follows the one chosen."""
         size = (image_bgr.shape[1], image_bgr.shape[0])
         way = None if reading.fit is None else layout_angle(reading.fit.homography)
-        best = (named_mass(reading.layout), reading, (self._prior, self._candidate))
+        best = (way_round_mass(reading), reading, (self._prior, self._candidate))
         # A first look at each turn (its corners read, no second looks) picks the one turn read in
         # full: most of a turned frame's time goes to those second looks.
         first: list[tuple[float, int, np.ndarray, Detections]] = []
@@ -104,7 +104,7 @@ class SecondLooks:
                 turned_dets = self.detector.detect(turned)
             quick = self.read(turned_dets, frame, (turned.shape[1], turned.shape[0]))
             if quick.fit is not None:
-                first.append((named_mass(quick.layout), k, turned, turned_dets))
+                first.append((way_round_mass(quick), k, turned, turned_dets))
         again = None
         if first:
             _, k, turned, turned_dets = max(first, key=lambda t: t[0])
@@ -114,7 +114,7 @@ class SecondLooks:
         # (one or two cards read in a turned frame are most often the waste: so few cards are placed
         # from the frame itself, their lattice searched up to 100 degrees off upright: ``few_cards``)
         if again is not None and again.fit is not None and len(named_scores(again.layout)) >= 3:
-            mass = named_mass(again.layout)
+            mass = way_round_mass(again)
             back = back_matrix(k, size)
             if way is not None:
                 back_way = layout_angle(back @ again.fit.homography)
@@ -137,8 +137,10 @@ class SecondLooks:
         named = named_scores(reading.layout)
         # (a lattice found near upright through corners no taller than wide is most often a pyramid
         # turned by about 120 degrees placed the wrong way round: its three corners look alike)
+        # (a classifier that tells which way indices lie says so outright: ``slots_lie_turned``)
         return (angle_gap(layout_angle(reading.fit.homography), 0.0) >= QUARTER_MIN_DEG
-                or not named or float(np.mean(named)) < WEAK_NAMING or corners_lie_turned(reading.detections))
+                or not named or float(np.mean(named)) < WEAK_NAMING or corners_lie_turned(reading.detections)
+                or slots_lie_turned(reading))
 
     def _read_upright(self, image_bgr: np.ndarray, dets: Detections, frame: int,
                       angle: float) -> tuple["FrameReading", bool]:
@@ -311,7 +313,8 @@ class SecondLooks:
         # (nor one of a few cards left, placed the way their second indices lie: ``few_cards``)
         if not self.rules.inverted and not reading.fit.tracked and not self._few_cards_fit(reading.fit):
             named = named_scores(reading.layout)
-            if angle_gap(fitted, 0.0) >= TURN_MIN_DEG or (named and float(np.mean(named)) < WEAK_NAMING):
+            if (angle_gap(fitted, 0.0) >= TURN_MIN_DEG or (named and float(np.mean(named)) < WEAK_NAMING)
+                    or slots_lie_turned(reading)):
                 tries += [(h, layout_angle(h))
                           for h in turned_homographies(reading.fit.homography, self.rules.rows)]
         if not tries:
@@ -319,7 +322,9 @@ class SecondLooks:
         # A reading whose corners were named at an angle far from its own fit's contradicts itself
         # (crops upright read a layout said to lie 90 degrees off): it keeps only clearly surer.
         contradicts = angle_gap(fitted, angle) >= TURN_MIN_DEG
-        mass = named_mass(reading.layout) * (SELF_CONTRADICTING if contradicts else 1.0)
+        # (its indices' turn, told at the angle they were named at, says nothing of its own fit's:
+        # that is told by the same fit named again at its angle, the first of the tries)
+        mass = (named_mass(reading.layout) * SELF_CONTRADICTING if contradicts else way_round_mass(reading))
         best = (mass, reading, dets, angle, (self._prior, self._candidate))
         track = self.track
         for h, turned in tries:
@@ -333,7 +338,9 @@ class SecondLooks:
                     again = self.read(named_dets, frame, size)
                 finally:
                     self.track = track
-            mass = named_mass(again.layout)
+            mass = way_round_mass(again)
+            if h is None and contradicts and best[1] is reading:
+                best = (best[0] * upright_share(again),) + best[1:]
             if mass > best[0]:
                 # Another way round read as if tracked is this frame's reading; it becomes the
                 # tracked lattice only when none was tracked before: a troubled frame (a hand over

@@ -67,7 +67,8 @@ Truth JSON (``truth/NAME.json``; all points in image pixels, x right, y down)::
       "reserve": [ {"card": code|null, "quad": ..., "corners": [...]} ],   # reserve row
       "cells": [ {"card": code|null, "quad": ..., "corners": [...]} ],     # free cells
       "labels": [ {"cls": k, "card": code, "box": [x1,y1,x2,y2], "where": "pyramid:r:i"|"waste:p:j"|
-                  "loose:j", "which": "tl"|"br"} ],  # exactly the lines of labels/NAME.txt, same order
+                  "loose:j", "which": "tl"|"br", "quad": [[x,y] x4]} ],  # exactly the lines of labels/NAME.txt,
+                                          #   same order; quad: the corner's, as in "corners"
       "hands": [ {"box": [x1,y1,x2,y2]} ],
       "conditions": {"tilt_deg": f, "roll_deg": f, "card_width_px": f, "light": "normal"|"dim"|"uneven"|..,
                      "brightness": f, "glare": bool, "blur": "none"|"defocus"|"motion", "blur_px": f,

@@ -432,7 +432,7 @@ def render_scene(rng: np.random.Generator, deck: DeckArt, *, hard: bool = False,
             infos.append(info)
             if ok:
                 labels.append({"cls": Card.parse(ob.code).index, "card": ob.code, "box": info["box"],
-                               "where": ob.where, "which": which})
+                               "where": ob.where, "which": which, "quad": info["quad"]})
         corner_info[ob.oid] = infos
 
     # light, optics, sensor
