@@ -194,7 +194,8 @@ def _index_up_angles(label_src: Path, n: int) -> list[float]:
     truth_path = label_src.parent.parent / "truth" / (label_src.stem + ".json")
     labels = json.loads(truth_path.read_text()).get("labels", []) if truth_path.exists() else []
     if len(labels) != n or any("quad" not in lab for lab in labels):
-        raise SystemExit(f"--cls-turn needs {truth_path} with a quad for each of its {n} labels "
+        # (not SystemExit: raised in a pool worker, that would leave the pool waiting for its result)
+        raise ValueError(f"--cls-turn needs {truth_path} with a quad for each of its {n} labels "
                          "(scenes rendered by this version of tools/make_dataset.py)")
     return [index_up_angle(lab["quad"], lab.get("which", "tl")) for lab in labels]
 

@@ -380,16 +380,19 @@ class OnnxCardDetector:
         crop first: the layout's turn in the image, so that the indices stand upright. Corners named
         less than ``multi_crop_below`` sure are named again (``_name_again``); with ``corner_scores``,
         only the sure corners among them (a faint corner counts only when named surely at once)."""
-        return self._classify(image_bgr, boxes, angle, corner_scores)[0]
+        return self._classify(image_bgr, boxes, angle, corner_scores, tell_turn=False)[0]
 
     def _classify(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float = 0.0,
-                  corner_scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                  corner_scores: np.ndarray | None = None,
+                  tell_turn: bool | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """``classify``'s probabilities and how likely each index stood upright in its one crop
-        (None: no classifier tells, ``fold_turned``)."""
+        (None: no classifier tells, ``fold_turned``; the turn net runs when ``tell_turn``, by
+        default ``self.tell_turn``)."""
         st = self.settings
         if len(boxes) == 0:
             return np.zeros((0, len(st.class_names)), np.float32), None
-        probs, upright = self._name_crops(image_bgr, boxes, (st.crop_margin,), angle, self.tell_turn)
+        tell = self.tell_turn if tell_turn is None else tell_turn
+        probs, upright = self._name_crops(image_bgr, boxes, (st.crop_margin,), angle, tell)
         unsure = self.to_name_again(probs, corner_scores)
         if len(unsure):
             probs[unsure] = self._name_again(image_bgr, boxes[unsure], probs[unsure], angle)
