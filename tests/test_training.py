@@ -436,3 +436,17 @@ def test_an_index_stands_upright_when_its_crop_is_turned_by_its_card_s_angle():
     assert layout_angle(np.array([[0.0, 1, 0], [-1, 0, 0], [0, 0, 1]])) == pytest.approx(-90.0)  # down: +x
     assert not lies_turned(-90.0, -90.0) and not lies_turned(-90.0, -10.0) and lies_turned(-90.0, 10.0)
     assert lies_turned(180.0, 0.0) and not lies_turned(-170.0, 175.0)
+
+
+def test_turn_labels_need_each_label_s_quad(tmp_path):
+    # train.py --cls-turn on scenes whose truth gives no corner quads (older renders) says so and
+    # which file, rather than guessing a turn
+    sys.path.insert(0, str(REPO))
+    from companion.vision.model_files import RecognitionSettings
+    from tools.train import prepare, write_tiny_dataset
+
+    data = write_tiny_dataset(tmp_path / "data", train=2, val=1)
+    settings = RecognitionSettings(detector_size=(96, 128), classifier_size=32)
+    with pytest.raises(ValueError, match="--cls-turn needs .*truth"):
+        prepare(data, tmp_path / "run", settings, 1, seed=0, limit=None, turn=True)
+    prepare(data, tmp_path / "plain", settings, 1, seed=0, limit=None)  # without it, as before
