@@ -74,7 +74,7 @@ def named_mass(layout) -> float:
 TURNED_SLOTS = 0.5
 
 
-def slot_upright(reading) -> list[tuple[float, float]]:
+def told_slots(reading) -> list[tuple[float, float]]:
     """(score, how likely its index stood upright) of each pyramid card of a ``FrameReading`` read
     from a placed corner whose classifier told (``FrameReading.slot_upright``; others left out)."""
     ups = reading.slot_upright
@@ -90,10 +90,10 @@ def slot_upright(reading) -> list[tuple[float, float]]:
 
 def way_round_mass(reading) -> float:
     """``named_mass`` of a ``FrameReading``'s layout, each pyramid card's score weighed by how likely
-    its index stood upright (``slot_upright``; cards whose classifier did not tell count in full)."""
+    its index stood upright (``told_slots``; cards whose classifier did not tell count in full)."""
     if reading.layout is None:
         return 0.0
-    told = slot_upright(reading)
+    told = told_slots(reading)
     return named_mass(reading.layout) - sum(score * (1.0 - up) for score, up in told)
 
 
@@ -106,5 +106,5 @@ def upright_share(reading) -> float:
 def slots_lie_turned(reading, at_least: int = 3) -> bool:
     """Whether a reading's slots' indices lie turned on average (``TURNED_SLOTS``), with at least
     ``at_least`` told: its lattice is placed the wrong way round."""
-    told = slot_upright(reading)
+    told = told_slots(reading)
     return len(told) >= at_least and float(np.mean([up for _, up in told])) < TURNED_SLOTS
