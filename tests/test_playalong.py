@@ -1221,3 +1221,96 @@ def test_a_waste_card_read_on_an_empty_slot_too_is_a_misread():
     assert [e.kind for e in f.feed(layout_of(drawn, frame=30))] == ["move"]
     events = f.feed(layout_of(drawn, frame=40).with_slot(r, i, SlotReading.known(x)))
     assert [e.kind for e in events] == ["check"] and "the game has no card there" in events[0].text
+
+
+def test_stock_card_misread_when_turned_is_forgotten_when_the_card_itself_turns_up():
+    # A card the camera named wrongly when it was turned (the stock face down, so no one checked it)
+    # must not stop the record when the card it was taken for is turned later (a rendered whole game,
+    # g00500: JH read as QH; 20 moves later QH was turned and nothing after was followed).
+    rules, truth, f = setup("classic", 3)
+    later = truth.stock[4]
+    truth = truth.apply(Move.draw())
+    first = truth.waste[0][-1]
+    f.feed(replace(layout_of(truth, frame=1), waste=((later,),)))  # misread as a card turned later
+    assert f.game.deal.stock[0] is later
+    frame = 2
+    for _ in range(4):
+        truth = truth.apply(Move.draw())
+        events = f.feed(layout_of(truth, frame=frame))
+        frame += 1
+    assert truth.waste[0][-1] is later
+    assert any(e.kind == "check" and f"{later} is seen again" in e.text for e in events), events
+    assert not any(e.kind == "illegal" for e in f.events), f.events
+    assert f.moves == (Move.draw(),) * 5 and f.game.deal.stock[0] is None and f.game.deal.stock[4] is later
+    # Through the stock and round again: the card forgotten is learned as it truly is.
+    while truth.stock:
+        truth = truth.apply(Move.draw())
+        f.feed(layout_of(truth, frame=frame))
+        frame += 1
+    for move in (Move.parse("recycle"), Move.draw()):
+        truth = truth.apply(move)
+        f.feed(layout_of(truth, frame=frame))
+        frame += 1
+    assert f.game.deal.stock[0] is first and f.state.key() == truth.key()
+    assert not any(e.kind == "illegal" for e in f.events), f.events
+
+
+def test_stock_card_misread_when_turned_and_taken_in_a_pair_is_named_once_the_table_moves_on():
+    # g00506 (a rendered whole game): QH read as 8H when turned, then QH+AC taken: "8H+AC do not make
+    # 13", and nothing after was followed. Said illegal at once (the person may put the cards back);
+    # once the table moves on with them still gone, the card is named as the one making the pair.
+    rules, truth, f = setup("classic", 5)
+
+    def pairs_next_draw(s):
+        if len(s.stock) < 3:
+            return None
+        turned = s.stock[0]
+        return next((c for c in s.available() if c in s.pyramid and rules.pairs(c, turned)), None)
+
+    _, played, partner = play_until(truth, pairs_next_draw, random.Random(5))
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    truth = truth.apply(Move.draw())
+    turned = truth.waste[0][-1]
+    later = set(truth.stock)
+    misread_as = next(c for c in rules.deck_cards() if c in later and not rules.pairs(c, partner)
+                      and rules.value(c) != rules.pair_sum)
+    f.feed(replace(layout_of(truth, frame=100), waste=((misread_as,),)))
+    assert misread_as in f.game.deal.known() and f.moves[n:] == (Move.draw(),)
+    truth = truth.apply(Move.remove(turned, partner))
+    events = f.feed(layout_of(truth, frame=110))
+    assert [e.kind for e in events] == ["illegal"] and f.moves[n:] == (Move.draw(),)
+    truth = truth.apply(Move.draw())
+    events = f.feed(layout_of(truth, frame=120))
+    assert events[0].kind == "check" and f"{misread_as} cannot have been taken so" in events[0].text, events
+    pair = f.moves[n + 1]
+    assert pair.kind == "remove" and partner in pair.cards and f.moves[n + 2:] == (Move.draw(),)
+    assert misread_as not in f.game.deal.known()
+
+
+def test_card_turned_and_played_at_once_unseen_is_guessed_once_the_table_moves_on():
+    # g00509 (a rendered whole game): 7S turned and paired with 6D before the view of the draw
+    # settled: "6D: only a card worth 13 is removed alone", and nothing after was followed. With
+    # 6D never put back and the game going on, the draw and pair are recorded with the guess said.
+    rules, truth, f = setup("classic", 7)
+
+    def lone_partner(s):
+        if len(s.stock) < 3:
+            return None
+        others = [c for c in s.available() if c is not s.stock[0]]
+        return next((c for c in others if c in s.pyramid and rules.pairs(c, s.stock[0])
+                     and not any(rules.pairs(c, o) for o in others if o is not c)), None)
+
+    _, played, partner = play_until(truth, lone_partner, random.Random(7))
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    truth = truth.apply(Move.draw())
+    turned = truth.waste[0][-1]
+    truth = truth.apply(Move.remove(turned, partner))  # the draw's own view never settled
+    events = f.feed(layout_of(truth, frame=100))
+    assert [e.kind for e in events] == ["illegal"] and f.moves[n:] == ()
+    truth = truth.apply(Move.draw())
+    events = f.feed(layout_of(truth, frame=110))
+    assert events[0].kind == "check" and "stayed gone while the game went on" in events[0].text, events
+    assert f.moves[n] == Move.draw() and f.moves[n + 1].kind == "remove" and partner in f.moves[n + 1].cards
+    assert f.moves[n + 2:] == (Move.draw(),) and f.state.waste[0][-1] is truth.waste[0][-1]

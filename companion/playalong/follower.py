@@ -137,6 +137,7 @@ class Follower(RecordRevisions):
             self.game = Game(rules, deal_from_layout(rules, start))
         else:
             self.game = Game(rules, Deal.parse(start, rules) if isinstance(start, str) else start)
+        self._given = self.game.deal.known()
         if first is not None:
             self.feed(first)
 
@@ -317,6 +318,14 @@ class Follower(RecordRevisions):
                 # 4D and QC coming back, after "QC+4D do not make 13").
                 self.events.extend(new)
                 return new
+            # no removal in progress explains it: a stock card misread when it was turned, or one
+            # turned and played at once while the fusion missed its view, maybe
+            revised = None if wrong else (self._forget_learned(fixed) or self._moved_on(state, fixed))
+            if revised is not None:
+                self._last_illegal = None
+                self.status = "check"
+                self.events.extend(revised)
+                return revised
             self.status = "illegal"
             if text != self._last_illegal:
                 self._last_illegal = text

@@ -1,11 +1,14 @@
 """Revising the record when a later view shows it was inferred wrong (a ``Follower`` mixin).
 
-Three ways, tried by ``Follower._process`` when no legal continuation explains a view: a card once
+Five ways, tried by ``Follower._process`` when no legal continuation explains a view: a card once
 guessed as a hidden pair's partner turns up (``_revise_guess``: the pair used another card of its
 rank); the deal read from the view was misread (``_correct_deal``: the slots as the camera reads
 them otherwise, a removed card turned up from the stock, the camera's runner-up readings:
 ``deal_reads``); an inferred change before was wrong (``_revise``: a hidden double draw or a wrong
-guess shows only later, explained again from a checkpoint). Each replays the recorded moves on a
+guess shows only later, explained again from a checkpoint); a stock card the camera misread when it
+was turned (``_forget_learned``: that card unknown again, or named as the card that makes the pair
+it was taken in); and a removal said illegal whose cards stayed gone while the game went on
+(``_moved_on``: a stock card turned and played at once, its view missed). Each replays the recorded moves on a
 corrected deal or from a checkpoint, never drops a move the person entered, and says what it changed.
 """
 
@@ -15,10 +18,12 @@ from typing import Any, Optional
 
 from companion.cards import Card
 from companion.game import Deal, Game
-from companion.moves import Move
+from companion.moves import DRAW, Move
 from companion.playalong.deal_reads import corrected_games, same_rank_readings
 from companion.playalong.events import CHECK, Event
-from companion.playalong.misreads import eye_check
+from companion.playalong.explain import Explanation
+from companion.playalong.knowledge import learn_waste
+from companion.playalong.misreads import eye_check, open_cards
 from companion.playalong.view import Observation, slot_name
 
 
@@ -28,6 +33,11 @@ class RecordRevisions:
 
     game: Game
     rules: Any
+    #: The cards the person's deal named (never forgotten, unlike cards the camera learned).
+    _given: frozenset
+    status: str
+    #: The cards of the last removal said illegal.
+    _illegal_gone: frozenset
 
     def _revise_guess(self, obs: Observation) -> Optional[list[Event]]:
         """A card once guessed as the partner of a hidden pair is seen again: the pair used
@@ -138,3 +148,123 @@ class RecordRevisions:
                                           f"{' '.join(map(str, found.moves)) or '(none)'}")]
             return events + self._record(found, frame)
         return None
+
+    def _forget_learned(self, obs: Observation) -> Optional[list[Event]]:
+        """A stock card the camera named when it was turned (not one the person gave) was misread
+        then: the view shows that card where the record cannot have it (on a waste top while the
+        record holds it deeper in the pile), or shows another card where the record expects it (the
+        next draw, a waste top), or that card taken in a pair it cannot make and never put back. That
+        card is made unknown again (learned anew when next seen), the moves replayed, and the view
+        explained with no guess; else, taken in a pair that was said illegal while the table moved on
+        with its cards still gone, it is named as the card that makes the pair (its misread's suit
+        first, then its rank: a guess, said, that a later sight of the card corrects, as a hidden
+        pair's is). Rendered whole games: g00500, JH read as QH when turned; when QH itself
+        was turned, 20 moves later, the record said "QS: only a card worth 13 is removed alone" and
+        followed no move after; g00506, QH read as 8H, taken with AC: "8H+AC do not make 13"."""
+        deal = self.game.deal
+        first = self.rules.pyramid_size + self.rules.reserve
+        learned = {c: i for i, c in enumerate(deal.cards) if i >= first and c is not None and c not in self._given}
+        if not learned:
+            return None
+        state = self.game.state
+        seen = obs.visible()
+        expected = list(state.stock[:3]) + [p[-1] for p in state.waste if p]
+        candidates = [c for c in learned if c in seen] + [c for c in expected if c in learned and c not in seen]
+        # (named as a pair's partner only once an illegal removal of it was said and the table moved
+        # on with its cards still gone: a removal put back was the person's, not the camera's doing)
+        gone = self._gone_since_illegal(state, seen)
+        for card in dict.fromkeys(candidates):
+            partners = self._pair_partners(card, state, seen) if card in gone else []
+            for named in (None, *partners):
+                cards = list(deal.cards)
+                cards[learned[card]] = named
+                game = Game(self.rules, Deal(self.rules, cards))
+                try:
+                    for m in self.game.moves:
+                        game.play(m)
+                except ValueError:
+                    break  # the card was played in a pair: seen surely then
+                fixed, _, wrong = eye_check(game.state, obs)
+                found = None if wrong else self._explain(game.state, fixed, None, None)
+                # (named: the pair it makes and a move after it, the table moved on meanwhile)
+                if found is None or found.guessed or (named is not None and (
+                        len(found.moves) < 2 or not any(named in m.cards for m in found.moves))):
+                    continue
+                self.game = game
+                self._checkpoints.clear()
+                if named is None:
+                    where = "seen again" if card in seen else "not where the record has it"
+                    text = (f"{card} is {where}: the stock card the camera read as {card} when it was turned "
+                            "was another card; record corrected (that card unknown until it is seen again)")
+                else:
+                    self._guessed.add(named)
+                    text = (f"{card} cannot have been taken so: the stock card the camera read as {card} "
+                            f"when it was turned was another card, assumed {named}; record corrected")
+                return [Event(obs.frame, CHECK, text)] + self._record(found, obs.frame)
+        return None
+
+    def _pair_partners(self, card: Card, state: Any, seen: frozenset) -> list[Card]:
+        """Cards never seen that ``card``'s place may hold to pair with an open card now gone (or a
+        king, alone): ``card``'s suit first, then its rank, then the others."""
+        rules = self.rules
+        gone = [c for c in state.available() if c not in seen and c is not card]
+        want = {rules.pair_sum - rules.value(c) for c in gone} | {rules.pair_sum}
+        known = self.game.deal.known()
+        out = [c for c in rules.deck_cards() if c not in known and c not in seen and rules.value(c) in want]
+        return sorted(out, key=lambda c: (c.suit != card.suit, c.rank != card.rank, c.index))
+
+    def _moved_on(self, state: Any, obs: Observation) -> Optional[list[Event]]:
+        """An illegal removal said, and the table moved on with its cards still gone (never put
+        back): a stock card turned and played with them at once, whose view the camera missed
+        (no stable view between the draw and the pair), explains it as a blocked view's guess does:
+        the draw, the pair with a card never seen that makes it (a guess, said; a later sight of
+        the card corrects it), then the rest of the view explained as usual (a rendered whole game,
+        g00509: 7S turned and paired with 6D within two seconds; "6D: only a card worth 13 is
+        removed alone", and nothing after was followed). Not while the cards may still come back:
+        the table must show a move more."""
+        seen = obs.visible()
+        gone = self._gone_since_illegal(state, seen)
+        if not gone:
+            return None
+        rules = self.rules
+        partners = sorted((c for c in state.unseen() if c not in seen and any(rules.pairs(c, g) for g in gone)),
+                          key=lambda c: c.index)
+        for draw in (m for m in state.legal_moves() if m.kind == DRAW):
+            after = state.apply(draw)
+            for pile, cards in enumerate(after.waste):
+                if not cards or cards[-1] is not None:
+                    continue
+                for card in partners:
+                    try:
+                        named = learn_waste(after, pile, 0, card)
+                    except ValueError:
+                        continue
+                    for pair in (m for m in named.legal_moves() if m.is_removal and card in m.cards
+                                 and set(m.cards) - {card} <= gone):
+                        rest = self._explain(named.apply(pair), obs, None, None)
+                        if rest is None or rest.guessed or not rest.moves:
+                            continue
+                        found = Explanation([((card,), draw), ((), pair)] + rest.steps, rest.state)
+                        self._guessed.add(card)
+                        text = (f"{', '.join(map(str, sorted(gone, key=str)))} stayed gone while the game went on: "
+                                f"a stock card turned and played at once (assumed {card}) took "
+                                f"{'them' if len(gone) > 1 else 'it'}; record corrected")
+                        return [Event(obs.frame, CHECK, text)] + self._record(found, obs.frame)
+        # else any guess at hidden draws (the draw and pair with more unseen between)
+        found = self._explain(state, obs, None, None, hidden=True)
+        if (found is None or not found.guessed or len(found.moves) < 2
+                or not any(m.is_removal and set(m.cards) & gone for m in found.moves)):
+            return None
+        guessed = [c for ls, _ in found.steps for c in ls if c not in seen]
+        text = (f"{', '.join(map(str, sorted(gone, key=str)))} stayed gone while the game went on: "
+                f"stock cards turned and played out of sight (assumed {', '.join(map(str, guessed))}); "
+                "record corrected")
+        return [Event(obs.frame, CHECK, text)] + self._record(found, obs.frame)
+
+    def _gone_since_illegal(self, state: Any, seen: frozenset) -> frozenset:
+        """The cards of the removal said illegal (said by the clock of a waste seen emptied: the
+        open cards gone now) when all are still gone in a view that changed since; else none."""
+        if self.status != "illegal":
+            return frozenset()
+        gone = self._illegal_gone or frozenset(c for c in open_cards(state) if c not in seen)
+        return frozenset() if gone & seen else gone
