@@ -657,3 +657,26 @@ def test_a_drifted_lattice_gives_way_at_once_to_a_clean_search_placing_far_more(
     reading = pipe.read(dets, 1)
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
     assert np.allclose(pipe._prior, good, atol=1e-3) and violations(reading.fit) == 0
+
+
+@pytest.mark.parametrize("seed", [1, 9])  # (deals where the reads twice alone do not empty the slot)
+def test_a_bared_second_index_misread_as_a_card_placed_elsewhere_leaves_its_slot_empty(seed):
+    # g00505 (a rendered whole game): TD taken, the second index of KS (the card up-left of TD's
+    # slot) showed where TD's first index had lain, read KC (placed on another slot) with KS next,
+    # frame after frame: TD's slot stayed occupied and no move after it was followed.
+    truth = synth_truth(np.random.default_rng(seed), removed=12)
+    codes = truth["pyramid_codes"]
+    spot = next(((r, i) for r in range(2, 7) for i in range(1, r + 1)
+                 if codes[r][i] is None and codes[r - 1][i - 1] is not None
+                 and any(l["where"] == f"pyramid:{r - 1}:{i - 1}" and l["which"] == "br" for l in truth["labels"])),
+                None)
+    if spot is None:
+        pytest.skip("no bared second index in this deal")
+    r, i = spot
+    under = codes[r - 1][i - 1]
+    elsewhere = next(c for row in codes for c in row if c is not None and c != under)
+    br = next(l["box"] for l in truth["labels"] if l["where"] == f"pyramid:{r - 1}:{i - 1}" and l["which"] == "br")
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"] == f"pyramid:{r - 1}:{i - 1}" and l["which"] == "br")]
+    dets = with_det(clean(truth), br, elsewhere, 0.5, alts=((under, 0.3),))
+    layout = LayoutPipeline().read(dets).layout
+    assert layout.to_json()["pyramid"] == codes

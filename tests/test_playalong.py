@@ -1314,3 +1314,36 @@ def test_card_turned_and_played_at_once_unseen_is_guessed_once_the_table_moves_o
     assert events[0].kind == "check" and "stayed gone while the game went on" in events[0].text, events
     assert f.moves[n] == Move.draw() and f.moves[n + 1].kind == "remove" and partner in f.moves[n + 1].cards
     assert f.moves[n + 2:] == (Move.draw(),) and f.state.waste[0][-1] is truth.waste[0][-1]
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_the_last_pyramid_card_taken_with_a_card_turned_at_once_wins_the_game(known):
+    # g00509 (a rendered whole game): JH turned and paired with 2C, the pyramid's last card, before
+    # a view of the draw settled: "2C: only a card worth 13 is removed alone", and the game ended so.
+    from companion.solver import solve
+
+    rules = Rules.preset("classic")
+    for seed in range(200):
+        deal = Deal.random(rules, random.Random(seed))
+        truth = GameState.initial(rules, deal)
+        sol = solve(rules, truth, budget_seconds=2.0)
+        line = list(sol.moves) if sol.solvable and sol.moves else []
+        if len(line) >= 2 and line[-2].kind == "draw" and line[-1].kind == "remove" and len(line[-1].cards) == 2:
+            break
+    else:
+        pytest.skip("no deal won by a draw and a pair with the card it turned")
+    # (the stock unknown: the card turned is guessed; known, as on a later pass, it is that card)
+    follower = Follower(rules, deal if known else Deal.from_cards(rules, deal.pyramid, deal.reserve))
+    follower.feed(layout_of(truth, frame=0))
+    for f, move in enumerate(line[:-2], 1):
+        truth = truth.apply(move)
+        follower.feed(layout_of(truth, frame=f))
+    n = len(follower.moves)
+    for move in line[-2:]:  # the draw's own view never settled
+        truth = truth.apply(move)
+    events = follower.feed(layout_of(truth, frame=len(line) + 1))
+    assert events[0].kind == "check" and "the pyramid's last" in events[0].text, events
+    assert follower.moves[n] == Move.draw() and follower.moves[n + 1].kind == "remove"
+    assert follower.state.result == "won" and not any(e.kind == "illegal" for e in follower.events)
+    if known:
+        assert follower.moves[n + 1] == line[-1]

@@ -221,9 +221,13 @@ class RecordRevisions:
         the card corrects it), then the rest of the view explained as usual (a rendered whole game,
         g00509: 7S turned and paired with 6D within two seconds; "6D: only a card worth 13 is
         removed alone", and nothing after was followed). Not while the cards may still come back:
-        the table must show a move more."""
+        the table must show a move more, or the pyramid cleared (the game won: no move comes after)."""
         seen = obs.visible()
         gone = self._gone_since_illegal(state, seen)
+        if not gone and not any(c is not None for c in obs.pyramid):
+            # the last pyramid card taken: no move comes after to wait for (g00509: JH turned and
+            # paired with 2C at once, "2C: only a card worth 13 is removed alone" ended the game)
+            gone = frozenset(c for c in open_cards(state) if c not in seen)
         if not gone:
             return None
         rules = self.rules
@@ -232,27 +236,33 @@ class RecordRevisions:
         for draw in (m for m in state.legal_moves() if m.kind == DRAW):
             after = state.apply(draw)
             for pile, cards in enumerate(after.waste):
-                if not cards or cards[-1] is not None:
+                if not cards:
                     continue
-                for card in partners:
+                # the card turned: known already (a later pass), or any never seen that pairs
+                for card in (partners if cards[-1] is None else [cards[-1]]):
                     try:
-                        named = learn_waste(after, pile, 0, card)
+                        named = after if cards[-1] is not None else learn_waste(after, pile, 0, card)
                     except ValueError:
                         continue
                     for pair in (m for m in named.legal_moves() if m.is_removal and card in m.cards
                                  and set(m.cards) - {card} <= gone):
                         rest = self._explain(named.apply(pair), obs, None, None)
-                        if rest is None or rest.guessed or not rest.moves:
+                        # (a move more, or the pair that cleared the pyramid: no move comes after)
+                        if rest is None or rest.guessed or not (rest.moves or rest.state.pyramid_cleared()):
                             continue
-                        found = Explanation([((card,), draw), ((), pair)] + rest.steps, rest.state)
-                        self._guessed.add(card)
-                        text = (f"{', '.join(map(str, sorted(gone, key=str)))} stayed gone while the game went on: "
-                                f"a stock card turned and played at once (assumed {card}) took "
+                        guess = cards[-1] is None
+                        found = Explanation([((card,) if guess else (), draw), ((), pair)] + rest.steps, rest.state)
+                        if guess:
+                            self._guessed.add(card)
+                        how = ("were the pyramid's last" if found.state.pyramid_cleared()
+                               else "stayed gone while the game went on")
+                        text = (f"{', '.join(map(str, sorted(gone, key=str)))} {how}: a stock card turned and "
+                                f"played at once ({'assumed ' if guess else ''}{card}) took "
                                 f"{'them' if len(gone) > 1 else 'it'}; record corrected")
                         return [Event(obs.frame, CHECK, text)] + self._record(found, obs.frame)
         # else any guess at hidden draws (the draw and pair with more unseen between)
         found = self._explain(state, obs, None, None, hidden=True)
-        if (found is None or not found.guessed or len(found.moves) < 2
+        if (found is None or not found.guessed or (len(found.moves) < 2 and not found.state.pyramid_cleared())
                 or not any(m.is_removal and set(m.cards) & gone for m in found.moves)):
             return None
         guessed = [c for ls, _ in found.steps for c in ls if c not in seen]

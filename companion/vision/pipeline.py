@@ -68,6 +68,10 @@ from companion.vision.slots import (LatticeFit, assign_points, convincing, cover
 
 #: Slot scores under this are reported for checking.
 LOW_SCORE = 0.5
+#: A read on a slot naming a card placed elsewhere and, at least this sure as its runner-up, the card
+#: whose second index lies there (the card up-left, bared as the slot's card was taken) is that
+#: index (``read``).
+BARED_ALT = 0.1
 #: A still's lone waste read naming a card the pyramid shows surer takes its likeliest other name
 #: scored this much or more (else it is dropped: the stock's back or the table read as a card).
 WASTE_ALT_MIN = 0.2
@@ -313,6 +317,16 @@ class LayoutPipeline(SecondLooks):
             if twins and (lonely or any(np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45
                                         and (br_cover[m] in (-1, node) or winner[br_cover[m]] < 0)
                                         for m in twins)):
+                winner[node] = -1
+                continue
+            # A read naming a card placed on another slot, lying where the second index of the card
+            # up-left of this slot lies (this slot's card covers its bottom-right corner) and naming
+            # that card next: that card's index, bared as this slot's card was taken (a rendered
+            # whole game, g00505: TD taken, KS's second index read KC 0.5 / KS 0.3 on TD's slot,
+            # frame after frame, so TD never left and 18 of 73 moves were lost).
+            if twins and any(br_cover[m] == node and winner[m] >= 0
+                             and reads[j].alts.get(reads[winner[m]].card, 0.0) >= BARED_ALT
+                             and np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45 for m in range(n_nodes)):
                 winner[node] = -1
         # A weak read on a slot a shown second index bares (with no card read lying on that slot) is
         # the face of the card above it seen through the lattice (pips, a figure), not a card.
