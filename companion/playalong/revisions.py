@@ -7,9 +7,10 @@ them otherwise, a removed card turned up from the stock, the camera's runner-up 
 ``deal_reads``); an inferred change before was wrong (``_revise``: a hidden double draw or a wrong
 guess shows only later, explained again from a checkpoint); a stock card the camera misread when it
 was turned (``_forget_learned``: that card unknown again, or named as the card that makes the pair
-it was taken in); and a removal said illegal whose cards stayed gone while the game went on
-(``_moved_on``: a stock card turned and played at once, its view missed). Each replays the recorded moves on a
-corrected deal or from a checkpoint, never drops a move the person entered, and says what it changed.
+it was taken in); a removal said illegal whose cards stayed gone while the game went on, or that
+cleared the pyramid (``_moved_on``: a stock card turned and played at once, its view missed). Each
+replays the recorded moves on a corrected deal or from a checkpoint, never drops a move the person
+entered, and says what it changed.
 """
 
 from __future__ import annotations
@@ -217,8 +218,9 @@ class RecordRevisions:
         """An illegal removal said, and the table moved on with its cards still gone (never put
         back): a stock card turned and played with them at once, whose view the camera missed
         (no stable view between the draw and the pair), explains it as a blocked view's guess does:
-        the draw, the pair with a card never seen that makes it (a guess, said; a later sight of
-        the card corrects it), then the rest of the view explained as usual (a rendered whole game,
+        the draw, the pair with the card it turned (known, on a later pass; else a card never seen
+        that makes the pair: a guess, said, that a later sight of the card corrects), then the rest
+        of the view explained as usual (a rendered whole game,
         g00509: 7S turned and paired with 6D within two seconds; "6D: only a card worth 13 is
         removed alone", and nothing after was followed). Not while the cards may still come back:
         the table must show a move more, or the pyramid cleared (the game won: no move comes after)."""
