@@ -53,6 +53,15 @@ class Explanation:
         return [m for _, m in self.steps]
 
 
+def unseen_partners(state: Any, seen: Iterable[Card], gone: Iterable[Card], kings: bool = True) -> list[Card]:
+    """Cards no view has shown (unknown to ``state``, not in ``seen``) that pair with one of
+    ``gone``, and kings (removed alone) when ``kings``: what a card turned out of sight may have been."""
+    rules = state.rules
+    want = {rules.pair_sum - rules.value(c) for c in gone} | ({rules.pair_sum} if kings else set())
+    seen = set(seen)
+    return sorted((c for c in state.unseen() if c not in seen and rules.value(c) in want), key=lambda c: c.index)
+
+
 class Explainer:
     """Bounded shortest-sequence search; one instance per question."""
 
@@ -117,13 +126,8 @@ class Explainer:
 
     def _guesses(self, state: Any, start: Any) -> list[Card]:
         """Unseen cards a hidden draw may have turned: kings, and partners of open cards now gone."""
-        rules = state.rules
         gone = [c for c in state.available() if c not in self.seen]
-        if not gone:
-            return []
-        want = {rules.pair_sum - rules.value(c) for c in gone} | {rules.pair_sum}
-        return sorted((c for c in state.unseen() if c not in self.seen and rules.value(c) in want),
-                      key=lambda c: c.index)
+        return unseen_partners(state, self.seen, gone) if gone else []
 
     def _useful(self, move: Move) -> bool:
         """Prune moves the observation rules out: removing or parking a card still seen in play."""

@@ -22,7 +22,7 @@ from companion.game import Deal, Game
 from companion.moves import DRAW, Move
 from companion.playalong.deal_reads import corrected_games, same_rank_readings
 from companion.playalong.events import CHECK, Event
-from companion.playalong.explain import Explanation
+from companion.playalong.explain import Explanation, unseen_partners
 from companion.playalong.knowledge import learn_waste
 from companion.playalong.misreads import eye_check, open_cards
 from companion.playalong.view import Observation, slot_name
@@ -207,12 +207,9 @@ class RecordRevisions:
     def _pair_partners(self, card: Card, state: Any, seen: frozenset) -> list[Card]:
         """Cards never seen that ``card``'s place may hold to pair with an open card now gone (or a
         king, alone): ``card``'s suit first, then its rank, then the others."""
-        rules = self.rules
         gone = [c for c in state.available() if c not in seen and c is not card]
-        want = {rules.pair_sum - rules.value(c) for c in gone} | {rules.pair_sum}
-        known = self.game.deal.known()
-        out = [c for c in rules.deck_cards() if c not in known and c not in seen and rules.value(c) in want]
-        return sorted(out, key=lambda c: (c.suit != card.suit, c.rank != card.rank, c.index))
+        return sorted(unseen_partners(state, seen, gone),
+                      key=lambda c: (c.suit != card.suit, c.rank != card.rank, c.index))
 
     def _moved_on(self, state: Any, obs: Observation) -> Optional[list[Event]]:
         """An illegal removal said, and the table moved on with its cards still gone (never put
@@ -232,9 +229,7 @@ class RecordRevisions:
             gone = frozenset(c for c in open_cards(state) if c not in seen)
         if not gone:
             return None
-        rules = self.rules
-        partners = sorted((c for c in state.unseen() if c not in seen and any(rules.pairs(c, g) for g in gone)),
-                          key=lambda c: c.index)
+        partners = unseen_partners(state, seen, gone, kings=False)
         for draw in (m for m in state.legal_moves() if m.kind == DRAW):
             after = state.apply(draw)
             for pile, cards in enumerate(after.waste):

@@ -307,6 +307,7 @@ class LayoutPipeline(SecondLooks):
         # overlapping by about a row: the index shows on the next row's slot once it is cleared).
         # A slot outside the picture is out of view, not empty (val_s22_000087: 2S kept on row 3
         # under the rows cut off, its twin on the lowest row renamed 2C; 7 -> 4 slots wrong).
+        up_left = {int(c): m for m, c in enumerate(br_cover) if c >= 0}  # the node whose corner each covers
         for node in range(n_nodes):
             j = winner[node]
             if j < 0:
@@ -324,9 +325,10 @@ class LayoutPipeline(SecondLooks):
             # that card next: that card's index, bared as this slot's card was taken (a rendered
             # whole game, g00505: TD taken, KS's second index read KC 0.5 / KS 0.3 on TD's slot,
             # frame after frame, so TD never left and 18 of 73 moves were lost).
-            if twins and any(br_cover[m] == node and winner[m] >= 0
-                             and reads[j].alts.get(reads[winner[m]].card, 0.0) >= BARED_ALT
-                             and np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45 for m in range(n_nodes)):
+            m = up_left.get(node, -1)
+            if (twins and m >= 0 and winner[m] >= 0
+                    and reads[j].alts.get(reads[winner[m]].card, 0.0) >= BARED_ALT
+                    and np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45):
                 winner[node] = -1
         # A weak read on a slot a shown second index bares (with no card read lying on that slot) is
         # the face of the card above it seen through the lattice (pips, a figure), not a card.
