@@ -31,6 +31,14 @@ def slot_name(row: int, index: int) -> str:
     return f"row {row + 1} card {index + 1}"
 
 
+def br_cover_of(rows: int, inverted: bool) -> tuple[int, ...]:
+    """For each slot (row-major from the apex), the slot whose card covers its card's bottom-right
+    corner, where the second index lies (-1: none). Taking that card bares the index, which a
+    camera then reads on the emptied slot."""
+    idx = {(r, i): n for n, (r, i) in enumerate((r, i) for r in range(rows) for i in range(r + 1))}
+    return tuple(idx.get((r - 1, i), -1) if inverted else idx.get((r + 1, i + 1), -1) for (r, i) in idx)
+
+
 @dataclass(frozen=True)
 class SlotReading:
     """One place on the table: a card (or ``None`` when the place is empty)."""

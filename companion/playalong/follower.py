@@ -40,7 +40,7 @@ from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_unread
 from companion.playalong.misreads import (diagnose, doubtful_readings, eye_check, legal_removal, open_cards,
-                                          phantom_cards)
+                                          phantom_cards, unread_waste)
 from companion.playalong.revisions import RecordRevisions
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
 
@@ -201,6 +201,9 @@ class Follower(RecordRevisions):
                 self._pending_guess = False
                 self._prev_visible = set(self._pending_before)
             return self._process(obs, allow_guess=True)
+        if self._lone is not None and self._lone.unread is not None:
+            view, self._lone = self._lone.unread, None
+            return self._process(view, waste_unread_ok=True)
         if self._lone is not None:
             lone, self._lone = self._lone, None
             event = Event(lone.lifted, ILLEGAL, lone.text)
@@ -209,8 +212,8 @@ class Follower(RecordRevisions):
             return [event]
         return []
 
-    def _process(self, obs: Observation, *, max_moves: Optional[int] = None,
-                 max_nodes: Optional[int] = None, allow_guess: bool = False) -> list[Event]:
+    def _process(self, obs: Observation, *, max_moves: Optional[int] = None, max_nodes: Optional[int] = None,
+                 allow_guess: bool = False, waste_unread_ok: bool = False) -> list[Event]:
         state = self.game.state
         new: list[Event] = []
         lone, self._lone = self._lone, None
@@ -253,9 +256,17 @@ class Follower(RecordRevisions):
             if found is None:
                 for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, not self._gap):
                     found = self._explain(state, alt_obs, max_moves, max_nodes)
-                    if found is not None:
-                        checks = checks + alt_checks
+                    if found is not None:  # the reading it took replaces what was said of that place
+                        checks = [c for c in checks if c[0] not in {k for k, _ in alt_checks}] + alt_checks
                         used = alt_obs
+                        break
+            if found is None and (lone is not None or waste_unread_ok):
+                # a waste pile read empty over cards in a view after a wait (or at its verdict):
+                # not a glimpse missed but a card the camera cannot read
+                for alt_obs, alt_checks in unread_waste(state, fixed):
+                    alt = self._explain(state, alt_obs, max_moves, max_nodes)
+                    if alt is not None and not alt.guessed:
+                        found, checks, used = alt, checks + alt_checks, alt_obs
                         break
         if found is not None and not allow_guess and _recycle_unseen(state, found):
             # the waste top taken and the pile recycled in one view: the card beneath it was
@@ -305,10 +316,10 @@ class Follower(RecordRevisions):
                 self.status = "check"
                 self.events.extend(new)
                 return new
-            if lone is None and not wrong and waste_unread(state, obs):
+            if lone is None and not wrong and not waste_unread_ok and waste_unread(state, obs):
                 # a waste pile seen empty where a card lies beneath its top: taking the top shows
                 # that card, so the camera missed it; the next view decides, or ``lone_s`` from now
-                self._lone = LoneCard(obs.frame, text, watched=tuple(sorted(obs.visible(), key=str)))
+                self._lone = LoneCard(obs.frame, text, watched=tuple(sorted(obs.visible(), key=str)), unread=obs)
                 self.status = "pending"
                 return new
             gone_now = frozenset(c for c in open_cards(state) if c not in fixed.visible())
@@ -406,6 +417,9 @@ class Follower(RecordRevisions):
             return []
         if self._pending is not None and self._pending_guess:
             return []
+        if self._lone.unread is not None:
+            view, self._lone = self._lone.unread, None
+            return self._process(view, waste_unread_ok=True)
         text, self._illegal_gone = self._lone.text, frozenset(self._lone.cards)
         self._lone = None
         self._pending = None

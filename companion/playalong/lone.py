@@ -50,6 +50,9 @@ class LoneCard:
     blocked: bool = False
     #: The card(s) lifted.
     cards: tuple[Card, ...] = ()
+    #: The view that waits because a waste pile read empty over a card beneath its top
+    #: (``waste_unread``): at the verdict it is explained with that pile unread, where it can be.
+    unread: Optional[Observation] = None
 
     def due(self, frame: int, fps: float, lone_s: float,
             sightings: Optional[Mapping[Card, int]] = None) -> bool:

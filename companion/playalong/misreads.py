@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from companion.cards import Card
+from companion.layout import br_cover_of
 from companion.moves import Move
 from companion.playalong.view import Observation, expected_pyramid, slot_name
 
@@ -72,6 +73,49 @@ def doubtful_readings(state: Any, obs: Observation, rules: Any,
                     f"{exp if exp is not None else 'no card there'}")
             yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
     yield from doubtful_waste(state, obs, rules, clear_view)
+    yield from bared_indices(state, obs, rules)
+
+
+def bared_indices(state: Any, obs: Observation, rules: Any) -> Iterable[tuple[Observation, list[tuple]]]:
+    """A slot whose card was read as another card of the rank of the card up-left of it, still in
+    place: that card's second index, bared as the slot's card was taken, misread by suit (a rendered
+    whole game, g00521: JD taken with 2S, 2C's second index read 2S on JD's slot for the rest of the
+    game, every later move "taken while still covered"). The slot seen empty."""
+    expected = expected_pyramid(state)
+    under = br_cover_of(rules.rows, rules.inverted)
+    for m, s in enumerate(under):
+        exp, up_left = (expected[s], expected[m]) if s >= 0 else (None, None)
+        if exp is None or up_left is None or obs.pyramid[s] is not exp or obs.pyramid[m] is not up_left:
+            continue
+        got = obs.readings[s].card if s < len(obs.readings) else None  # before ``eye_check`` named it
+        if got is None or got is exp or got.rank != up_left.rank or exp.rank == up_left.rank:
+            continue
+        pyramid = list(obs.pyramid)
+        pyramid[s] = None
+        yield obs.with_pyramid(tuple(pyramid)), [(
+            (s, got), f"check {slot_name(s)}: the camera reads {got}{score_text(obs, s)}, taken for the second "
+                      f"index of {up_left} ({slot_name(m)}) bared as {exp} was taken")]
+
+
+def unread_waste(state: Any, obs: Observation) -> Iterable[tuple[Observation, list[tuple]]]:
+    """A waste pile seen empty where the game has two cards or more, while pyramid cards are gone:
+    its top taken in a pair with the card beneath it unread, or left in place (a rendered whole
+    game, g00526: TC+3D, the AD beneath read at 0.26 as 2D or QD; the waste seen empty for the rest
+    of the game and every later move "taken while still covered"). For explanations that guess no
+    hidden card: a guess explains a lone card gone as easily (g00524: JC+2C read as draw, JH+2C)."""
+    if obs.loose or len(obs.waste) != len(state.waste):
+        return
+    expected = expected_pyramid(state)
+    if not any(e is not None and g is None for e, g in zip(expected, obs.pyramid)):
+        return  # nothing gone: the next view shows the card, or the wait says what happened
+    for i, (pile, seen) in enumerate(zip(state.waste, obs.waste)):
+        if seen or len(pile) < 2:
+            continue
+        for top in (pile[-2], pile[-1]):
+            if top is not None:
+                waste = obs.waste[:i] + ((top,),) + obs.waste[i + 1:]
+                yield obs.with_waste(waste), [(("waste", ()), f"check the waste: the camera sees no card there, "
+                                                              f"taken for {top}")]
 
 
 def doubtful_waste(state: Any, obs: Observation, rules: Any,

@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from companion.cards import Card
+from companion.layout import br_cover_of  # noqa: F401 (re-exported)
 from companion.rules import Rules
 from companion.vision.card_read import CardRead
 from companion.vision.detections import Detections
@@ -299,15 +300,6 @@ def pair_indices(class_id: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def br_cover_of(rows: int, inverted: bool) -> tuple[int, ...]:
-    """For each node, the node whose card covers its bottom-right corner (-1: none)."""
-    idx = {(r, i): n for n, (r, i) in enumerate((r, i) for r in range(rows) for i in range(r + 1))}
-    out = []
-    for (r, i) in idx:
-        out.append(idx.get((r - 1, i), -1) if inverted else idx.get((r + 1, i + 1), -1))
-    return tuple(out)
-
-
 @lru_cache(maxsize=16)
 def cards_over(rows: int, inverted: bool) -> tuple[tuple[int, ...], ...]:
     """For each node, the nodes lying on it."""
