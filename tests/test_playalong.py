@@ -923,6 +923,71 @@ def test_draw_missed_behind_a_hand_is_put_back_when_the_stock_runs_out_early():
     assert f.game.deal.stock[4] is truth.deal.stock[4]
 
 
+def test_draw_missed_in_a_clear_view_is_put_back_when_its_card_comes_round():
+    # A draw whose view the fusion missed while nothing blocked the camera (a rendered whole
+    # game, g00528: JS and 5H) leaves no blocked view to put it back at when the stock runs out
+    # early: its card is turned blind before the recycle. The second pass turns it where the
+    # record expects the card drawn after it: the record takes the draw back there.
+    rules, truth, f = setup("classic", 5)
+    frame = 1
+    for i in range(8):
+        truth = truth.apply(Move.draw())
+        frame += 30 if i != 5 else 60  # the sixth draw's view missed: the next view came late
+        if i != 4:
+            f.feed(layout_of(truth, frame=frame))
+    while truth.stock:
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    truth = truth.apply(Move.recycle())
+    frame += 30
+    f.feed(layout_of(truth, frame=frame))
+    assert f.game.deal.stock[-1] is None and len(f.moves) == rules.stock_size + 1  # turned blind at the end
+    events = []
+    for _ in range(6):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        events += f.feed(layout_of(truth, frame=frame))
+        assert f.state.key() == truth.key() and f.status in ("ok", "check")
+    missed = truth.deal.stock[4]
+    assert any(e.kind == "check" and f"{missed} turned where the record expects" in e.text for e in events)
+    assert f.game.deal.stock[:6] == truth.deal.stock[:6] and "illegal" not in kinds(f)
+    assert [m.kind for m in f.moves] == ["draw"] * rules.stock_size + ["recycle"] + ["draw"] * 6
+
+
+def test_draw_read_as_a_removed_court_of_its_suit_is_recorded_with_a_check():
+    # On a later pass, QH turned after a draw whose view was missed, its index read KH, a king
+    # removed long before (g00528): not KH put back on the waste but the draws, misread.
+    for seed in range(40):
+        rules, truth, f = setup("classic", seed)
+        king = next((c for c in truth.available() if rules.is_king(c)), None)
+        court = next((c for c in truth.deal.stock[1:] if king is not None and c.suit == king.suit
+                      and c.rank in (11, 12)), None)
+        if court is not None:
+            break
+    else:
+        pytest.skip("no deal with an open king and a court of its suit in the stock")
+    frame = 1
+    truth = truth.apply(Move.remove(king))
+    f.feed(layout_of(truth, frame=frame))
+    while truth.stock:  # the first pass, seen clearly: the stock learned
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    truth = truth.apply(Move.recycle())
+    frame += 30
+    f.feed(layout_of(truth, frame=frame))
+    while truth.stock[1] is not court:
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    truth = truth.apply(Move.draw()).apply(Move.draw())  # two draws, the first's view missed
+    frame += 30
+    events = f.feed(replace(layout_of(truth, frame=frame), waste=((king,),)))
+    assert f.state.key() == truth.key() and "illegal" not in kinds(f)
+    assert any(e.kind == "check" and f"reads {king}, the game has {court}" in e.text for e in events)
+
+
 def _two_open_removals(preset: str):
     """A deal with two removals open at the start that share no card (either may go first)."""
     for seed in range(1, 300):

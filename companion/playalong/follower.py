@@ -126,6 +126,7 @@ class Follower(RecordRevisions):
         self._lone: Optional[LoneCard] = None
         #: Draws recorded right after a blocked view: where a second, unseen draw may hide.
         self._hidden_points: list[HiddenPoint] = []
+        self._turned_at: dict[Card, int] = {}  # the frame each stock card was seen turned in the first pass
         first: Optional[TableLayout] = None
         #: The deal is the camera's reading (no one confirmed it): a misread slot may be corrected
         #: by the person's moves (``deal_reads``).
@@ -278,8 +279,9 @@ class Follower(RecordRevisions):
         if found is None and not wrong:
             revised = self._revise_guess(fixed)
             if revised is None and fixed.visible() & state.unseen():
-                # a card turned up that the record cannot place (a draw hidden behind another)
-                revised = self._revise(fixed)
+                # a card turned up that the record cannot place (a draw hidden behind another, or
+                # missed on the first pass)
+                revised = self._missed_earlier(fixed) or self._revise(fixed)
             if revised is not None:
                 new.extend(revised)
                 self._last_illegal = None
@@ -463,6 +465,9 @@ class Follower(RecordRevisions):
                 game.play(m)
             self.game = game
         for learned, move in found.steps:
+            if move.kind == DRAW and self.game.state.pass_number == 1:
+                for card in learned:
+                    self._turned_at.setdefault(card, frame)
             if move.kind == DRAW and learned and self._gap:
                 self._hidden_points.append(HiddenPoint(len(self.game.moves), frame, self._unseen_frames))
             self.game.play(move)

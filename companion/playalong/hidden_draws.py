@@ -12,12 +12,16 @@ a blocked view means: rotate the unseen positions to the place of the draw made 
 a draw there. It is only accepted if the card it turned stayed covered ever since (the draw that
 followed it is still in the waste), the record replays legally, and the current view is then
 explained without any blind draw.
+
+A draw missed where the view was not blocked leaves no such point: its card stays at the end of the
+record's stock until a later pass turns it where the record expects a card seen in the first pass
+(``reinsert``): the draw is put back into the first pass just before the one that turned that card.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from companion.game import Deal, Game
 from companion.moves import DRAW, RECYCLE, Move
@@ -107,3 +111,80 @@ def relocate(rules: Any, game: Game, found: Any, points: Sequence[HiddenPoint],
             continue
         return Relocated(trial, again, point, n_blind)
     return None
+
+
+#: First-pass draws ``reinsert`` tries as the place of a missed one, latest first.
+REINSERT_TRIES = 6
+#: Draws after the expected card within which ``reinsert`` places the missed one.
+REACH = 2
+#: A place where the first pass went this many times slower than at the place nearest the view
+#: (fewest moves to it) wins over it.
+SLOWER = 1.5
+
+
+def reinsert(rules: Any, game: Game, explain: ExplainFn, frame: int = -1,
+             turned_at: Optional[Mapping[Any, int]] = None) -> Optional[Relocated]:
+    """A later pass turned a card the record never saw where it expects a card it learned in the
+    first pass: a first-pass draw went unseen (a rendered whole game, g00528: JS and 5H missed,
+    so every card of the second pass was "another card", and 25 of 94 moves lost). The record's
+    last unseen stock position, turned blind just before the first recycle, is moved to just before
+    one of the first-pass draws up to the one that turned the card REACH places after the expected one
+    (latest first),
+    a draw made there, the blind draw dropped; of the places whose record replays legally and explains
+    the view without a guess, the one with the fewest moves to the view wins, unless the first pass
+    went clearly slower at another (``turned_at``: the frame each stock card was seen turned in the
+    first pass; frames from the draw before to that place's, per move made: a missed draw took its
+    time). Draw 1 only (a missed draw of three moves three cards)."""
+    state = game.state
+    if rules.draw != 1 or state.pass_number < 2 or not state.stock or state.stock[0] is None:
+        return None
+    moves = game.moves
+    recycle = next((i for i, m in enumerate(moves) if m.kind == RECYCLE), None)
+    history = game.history
+    last = next((i for i in range(recycle - 1, -1, -1) if moves[i].kind == DRAW), None) if recycle else None
+    if last is None or history[last].pass_number != 1 or history[last].stock[0] is not None:
+        return None  # the first pass did not end with a blind draw: no unseen position to move
+    size = rules.stock_size
+    stock = list(game.deal.stock)
+    unseen = [i for i in range(size) if stock[i] is None]
+    expected = stock.index(state.stock[0])
+    # (the view may come a draw or two later: a quick second draw buries the card turned first)
+    reach = max(stock.index(c) for c in state.stock[:REACH + 1] if c is not None)
+    if not unseen or unseen[-1] <= expected:
+        return None
+    u = unseen[-1]
+    head = game.deal.cards[:len(game.deal.cards) - size]
+    firsts = [i for i in range(last) if moves[i].kind == DRAW and size - len(history[i].stock) <= reach]
+    fits: list[tuple[float, Relocated]] = []
+    shown = {c for pile in state.waste for c in pile if c is not None}
+    for point in reversed(firsts[-REINSERT_TRIES:]):
+        j = size - len(history[point].stock)  # the stock position the draw there turned
+        trial = Game(rules, Deal(rules, [*head, *stock[:j], stock[u], *stock[j:u], *stock[u + 1:]]))
+        try:
+            for m in (*moves[:point], Move.draw(), *moves[point:last], *moves[last + 1:]):
+                trial.play(m)
+        except ValueError:
+            continue
+        if not shown <= {c for pile in trial.state.waste for c in pile}:
+            continue  # a draw of this pass would have turned another card than the one seen then
+        again = explain(trial.state)
+        if again is not None and not again.guessed:
+            pace = _pace(moves, history, point, turned_at or {})
+            fits.append((pace, Relocated(trial, again, HiddenPoint(point, frame), 1)))
+    # (a quick second draw explains a card placed one later as well: the fewest moves to the view,
+    # unless the first pass went clearly slower at another place)
+    if not fits:
+        return None
+    fewest = min(len(r.found.moves) for _, r in fits)
+    near = max((f for f in fits if len(f[1].found.moves) == fewest), key=lambda f: f[0])
+    slow = max(fits, key=lambda f: f[0])
+    return slow[1] if slow[0] >= SLOWER * near[0] else near[1]
+
+
+def _pace(moves: Sequence[Move], history: Sequence[Any], point: int, turned_at: Mapping[Any, int]) -> float:
+    """Frames per move from the first-pass draw before ``point`` to the draw at ``point`` (0: not known)."""
+    prev = next((i for i in range(point - 1, -1, -1) if moves[i].kind == DRAW), None)
+    if prev is None:
+        return 0.0
+    here, before = turned_at.get(history[point].stock[0]), turned_at.get(history[prev].stock[0])
+    return 0.0 if here is None or before is None else (here - before) / (point - prev)

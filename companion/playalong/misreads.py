@@ -123,28 +123,39 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any,
     """The pyramid as the game has it, the view clear since the last layout, and a waste top
     that no legal draw can have turned (a stock card whose place is known, too deep for the
     one or two draws a clear view allows, or a card of the pyramid): the camera misread the
-    waste (a glare, a hand's edge, the stock's back), which is no move. A removed card seen again
-    is not this: that is the person's doing, reported as such."""
+    waste (a glare, a hand's edge, the stock's back), which is no move; or, where the card one of
+    the next two draws turns looks like it, that card (8S read for 8C, QH read as KH). A removed
+    card seen again is the person's doing, reported as such, unless a draw's card looks like it
+    (a rendered whole game, g00528: QH turned after a draw the fusion missed, read KH, "KH
+    reappears" said and 27 of 94 moves lost)."""
     if (not clear_view or obs.loose or obs.pyramid != expected_pyramid(state)
             or len(obs.waste) != len(state.waste)):
         return  # after a blocked view, many draws may have turned it: not the eye's doing
     known = set(state.pyramid) | {c for c in state.stock if c is not None}
     odd = [c for p in obs.waste for c in p if c not in state.removed and c in known]
+    back = [c for p in obs.waste for c in p if c in state.removed]
+    if (rules.draw == 1 and len(state.waste) == 1 and len(odd) + len(back) == 1 and obs.waste[0]
+            and obs.waste[0][-1] in odd + back):
+        read = obs.waste[0][-1]
+        turned = next((c for c in state.stock[:2] if c is not None and looks_alike(read, c)), None)
+        if turned is not None:
+            yield (obs.with_waste(((turned,),)),
+                   [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {turned}")])
     if not odd:
         return
     said = ", ".join(map(str, odd))
-    turned = state.stock[0] if state.stock else None
-    if (turned is not None and rules.draw == 1 and len(state.waste) == 1 and len(odd) == 1
-            and obs.waste[0] and obs.waste[0][-1] is odd[0]
-            and turned.rank == odd[0].rank and (turned.suit in "DH") == (odd[0].suit in "DH")):
-        # the card a draw turns but for a suit of the same colour (8S for 8C): that draw, misread
-        yield (obs.with_waste(((turned,),)),
-               [(("waste", tuple(odd)), f"check the waste: the camera reads {said}, the game has {turned}")])
     waste = tuple(tuple(c for c in pile[-len(seen):] if c is not None) if seen else ()
                   for pile, seen in zip(state.waste, obs.waste))
     tops = ", ".join(str(p[-1]) for p in waste if p) or "nothing there"
     yield obs.with_waste(waste), [(("waste", tuple(odd)),
                                    f"check the waste: the camera reads {said}, the game has {tops}")]
+
+
+def looks_alike(a: Card, b: Card) -> bool:
+    """Index misreads the camera makes: a suit of the same colour (8S for 8C), and courts of one
+    suit (J, Q and K letters read one for another)."""
+    return ((a.rank == b.rank and (a.suit in "DH") == (b.suit in "DH"))
+            or (a.suit == b.suit and a.rank >= 11 and b.rank >= 11))
 
 
 def diagnose(state: Any, obs: Observation, wrong: list[str], history: Any, max_moves: int) -> str:

@@ -23,6 +23,7 @@ from companion.moves import DRAW, Move
 from companion.playalong.deal_reads import corrected_games, same_rank_readings
 from companion.playalong.events import CHECK, Event
 from companion.playalong.explain import Explanation, unseen_partners
+from companion.playalong.hidden_draws import reinsert
 from companion.playalong.knowledge import learn_waste
 from companion.playalong.misreads import eye_check, open_cards
 from companion.playalong.view import Observation, slot_name
@@ -39,6 +40,8 @@ class RecordRevisions:
     status: str
     #: The cards of the last removal said illegal.
     _illegal_gone: frozenset
+    #: The frame each stock card was seen turned in the first pass.
+    _turned_at: dict
 
     def _revise_guess(self, obs: Observation) -> Optional[list[Event]]:
         """A card once guessed as the partner of a hidden pair is seen again: the pair used
@@ -149,6 +152,23 @@ class RecordRevisions:
                                           f"{' '.join(map(str, found.moves)) or '(none)'}")]
             return events + self._record(found, frame)
         return None
+
+    def _missed_earlier(self, obs: Observation) -> Optional[list[Event]]:
+        """A card never seen turned on a later pass where the record expects a card of the first:
+        a first-pass draw went unseen (``hidden_draws.reinsert``); the record takes it back there."""
+        expected = self.game.state.stock[0] if self.game.state.stock else None
+        moved = reinsert(self.rules, self.game, lambda st: self._explain(st, obs, None, None), obs.frame,
+                         self._turned_at)
+        if moved is None:
+            return None
+        self.game = moved.game
+        self._checkpoints.clear()
+        self._hidden_points = []  # (only the first pass's end uses them)
+        named = [*moved.found.learned, *(c for learned, _ in moved.found.steps for c in learned)]
+        new = ", ".join(map(str, named))
+        text = (f"{new or 'a card never seen'} turned where the record expects {expected}: a draw of the first "
+                f"pass went unseen; record corrected (move {moved.point.index + 1})")
+        return [Event(obs.frame, CHECK, text)] + self._record(moved.found, obs.frame)
 
     def _forget_learned(self, obs: Observation) -> Optional[list[Event]]:
         """A stock card the camera named when it was turned (not one the person gave) was misread
