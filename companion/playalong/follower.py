@@ -14,13 +14,16 @@ a real gap before the view: frames the stream skipped (``layout.extra["skipped"]
 or a long time between stable layouts. Between two views seen clearly a draw shows
 its card in a stable view before it is played, so an explanation then never plays a
 card it turned. A second draw hidden behind the same hand shows only when the stock runs
-out a card early; it is then put back at that blocked view (``hidden_draws``). One open
+out a card early; it is then put back at that blocked view, and one missed in a clear view where
+a later pass turns its card (``hidden_draws``). One open
 card gone (the first card of a pair being picked up) is ``pending`` until the pair
 completes; it is illegal when the card comes back or stays gone longer than ``lone_s``
 after the camera last read it (``tick`` tells the follower that frames went by without a
 new layout). After a blocked view, when a stock card turned out of sight could have paired it,
 the next view decides instead: the card back (illegal), or the table moved on with the card
-still gone (the guessed draw and pair are recorded, with a check saying so). A view no legal
+still gone (the guessed draw and pair are recorded, with a check saying so). A waste pile read
+empty over cards waits the same way; still unread after the wait, or in the next view, it is taken
+for its top left or taken in the pair, with a check (``unread_waste``). A view no legal
 continuation explains may show that the record was inferred wrong: ``revisions`` corrects it.
 """
 

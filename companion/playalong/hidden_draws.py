@@ -125,16 +125,16 @@ SLOWER = 1.5
 def reinsert(rules: Any, game: Game, explain: ExplainFn, frame: int = -1,
              turned_at: Optional[Mapping[Any, int]] = None) -> Optional[Relocated]:
     """A later pass turned a card the record never saw where it expects a card it learned in the
-    first pass: a first-pass draw went unseen (a rendered whole game, g00528: JS and 5H missed,
-    so every card of the second pass was "another card", and 25 of 94 moves lost). The record's
-    last unseen stock position, turned blind just before the first recycle, is moved to just before
-    one of the first-pass draws up to the one that turned the card REACH places after the expected one
-    (latest first),
-    a draw made there, the blind draw dropped; of the places whose record replays legally and explains
-    the view without a guess, the one with the fewest moves to the view wins, unless the first pass
-    went clearly slower at another (``turned_at``: the frame each stock card was seen turned in the
-    first pass; frames from the draw before to that place's, per move made: a missed draw took its
-    time). Draw 1 only (a missed draw of three moves three cards)."""
+    first pass: a first-pass draw went unseen (a rendered whole game, g00528: JS and 5H missed, so
+    every card of the second pass was "another card", and 25 of 94 moves lost). The record's last
+    unseen stock position, turned blind just before the first recycle, is moved to just before one
+    of the last ``REINSERT_TRIES`` first-pass draws up to the one that turned the card ``REACH``
+    places after the expected one, a draw made there and the blind draw dropped. Of the places whose
+    record replays legally, keeps every card this pass has turned, and explains the view without a
+    guess, the one with the fewest moves to the view wins, unless the first pass went clearly slower
+    at another (``turned_at``: the frame each stock card was seen turned in the first pass; frames
+    from the draw before to that place's, per move made: a missed draw took its time). Draw 1 only
+    (a missed draw of three moves three cards)."""
     state = game.state
     if rules.draw != 1 or state.pass_number < 2 or not state.stock or state.stock[0] is None:
         return None

@@ -3,8 +3,10 @@
 ``eye_check`` takes slots read as another card than the confirmed one for misreads (unless the
 confirmed card lies elsewhere: moved by hand); ``phantom_cards`` finds cards read on slots the game
 has empty that no move can have put there; ``doubtful_readings`` offers observations with one
-weak slot, or the waste, read the way the game expects; ``diagnose`` says why no legal
-continuation explains a table. Used by :class:`companion.playalong.Follower`.
+weak slot, or the waste, read the way the game expects, or a slot read as the bared second index of
+the card up-left of it as empty; ``unread_waste`` offers a waste pile read empty over cards as its
+top left or taken; ``diagnose`` says why no legal continuation explains a table. Used by
+:class:`companion.playalong.Follower`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """Revising the record when a later view shows it was inferred wrong (a ``Follower`` mixin).
 
-Five ways, tried by ``Follower._process`` when no legal continuation explains a view: a card once
+Six ways, tried by ``Follower._process`` when no legal continuation explains a view: a card once
 guessed as a hidden pair's partner turns up (``_revise_guess``: the pair used another card of its
 rank); the deal read from the view was misread (``_correct_deal``: the slots as the camera reads
 them otherwise, a removed card turned up from the stock, the camera's runner-up readings:
-``deal_reads``); an inferred change before was wrong (``_revise``: a hidden double draw or a wrong
-guess shows only later, explained again from a checkpoint); a stock card the camera misread when it
-was turned (``_forget_learned``: that card unknown again, or named as the card that makes the pair
-it was taken in); a removal said illegal whose cards stayed gone while the game went on, or that
-cleared the pyramid (``_moved_on``: a stock card turned and played at once, its view missed). Each
-replays the recorded moves on a corrected deal or from a checkpoint, never drops a move the person
+``deal_reads``); a card never seen turns up on a later pass where the record expects one learned in
+the first (``_missed_earlier``: a first-pass draw missed, put back: ``hidden_draws.reinsert``); an
+inferred change before was wrong (``_revise``: a hidden double draw or a wrong guess shows only
+later, explained again from a checkpoint); a stock card the camera misread when it was turned
+(``_forget_learned``: that card unknown again, or named as the card that makes the pair it was
+taken in); a removal said illegal whose cards stayed gone while the game went on, or that cleared
+the pyramid (``_moved_on``: a stock card turned and played at once, its view missed). Each replays
+the recorded moves on a corrected deal or from a checkpoint, never drops a move the person
 entered, and says what it changed.
 """
 
