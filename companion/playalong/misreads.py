@@ -125,10 +125,10 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any,
     """The pyramid as the game has it, the view clear since the last layout, and a waste top
     that no legal draw can have turned (a stock card whose place is known, too deep for the
     one or two draws a clear view allows, or a card of the pyramid): the camera misread the
-    waste (a glare, a hand's edge, the stock's back), which is no move; or, where the card one of
-    the next two draws turns looks like it, that card (8S read for 8C, QH read as KH). A removed
-    card seen again is the person's doing, reported as such, unless a draw's card looks like it
-    (a rendered whole game, g00528: QH turned after a draw the fusion missed, read KH, "KH
+    waste (a glare, a hand's edge, the stock's back), which is no move; or, where the card the next
+    draw turns is of its rank and colour, that card (8S read for 8C). A removed card seen again is
+    the person's doing, reported as such, unless the card one of the next two draws turns looks like
+    it (a rendered whole game, g00528: QH turned after a draw the fusion missed, read KH, "KH
     reappears" said and 27 of 94 moves lost)."""
     if (not clear_view or obs.loose or obs.pyramid != expected_pyramid(state)
             or len(obs.waste) != len(state.waste)):
@@ -139,7 +139,11 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any,
     if (rules.draw == 1 and len(state.waste) == 1 and len(odd) + len(back) == 1 and obs.waste[0]
             and obs.waste[0][-1] in odd + back):
         read = obs.waste[0][-1]
-        turned = next((c for c in state.stock[:2] if c is not None and looks_alike(read, c)), None)
+        # (a card the record holds elsewhere may be right where the record's stock order is not:
+        # only the next draw, a suit of the same colour, as before)
+        near = (state.stock[:2] if read in back
+                else [c for c in state.stock[:1] if c is not None and c.rank == read.rank])
+        turned = next((c for c in near if c is not None and looks_alike(read, c)), None)
         if turned is not None:
             yield (obs.with_waste(((turned,),)),
                    [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {turned}")])

@@ -279,10 +279,13 @@ class RecordRevisions:
                                 f"played at once ({'assumed ' if guess else ''}{card}) took "
                                 f"{'them' if len(gone) > 1 else 'it'}; record corrected")
                         return [Event(obs.frame, CHECK, text)] + self._record(found, obs.frame)
-        # else any guess at hidden draws (the draw and pair with more unseen between)
+        # else any guess at hidden draws (the draw and pair with more unseen between), with a move
+        # after the one taking the cards gone: the view changing by a misread flickering elsewhere
+        # is no move more (g00544: 9H lifted alone, "assumed 4H" as 7S read AS on another slot)
         found = self._explain(state, obs, None, None, hidden=True)
-        if (found is None or not found.guessed or (len(found.moves) < 2 and not found.state.pyramid_cleared())
-                or not any(m.is_removal and set(m.cards) & gone for m in found.moves)):
+        taking = [i for i, m in enumerate(found.moves) if m.is_removal and set(m.cards) & gone] if found else []
+        if (found is None or not found.guessed or not taking
+                or (taking[-1] == len(found.moves) - 1 and not found.state.pyramid_cleared())):
             return None
         guessed = [c for ls, _ in found.steps for c in ls if c not in seen]
         text = (f"{', '.join(map(str, sorted(gone, key=str)))} stayed gone while the game went on: "
