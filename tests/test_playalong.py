@@ -58,6 +58,17 @@ def follow_moves(follower, truth, moves, frame0=1, **kw):
     return truth
 
 
+def draw_through(follower, truth, frame, step=1):
+    """Draws to the end of the stock and the recycle, each seen clearly; returns (truth, frame)."""
+    while truth.stock:
+        truth = truth.apply(Move.draw())
+        frame += step
+        follower.feed(layout_of(truth, frame=frame))
+    truth = truth.apply(Move.recycle())
+    frame += step
+    return truth, frame
+
+
 def kinds(follower):
     return [e.kind for e in follower.events]
 
@@ -904,12 +915,7 @@ def test_draw_missed_behind_a_hand_is_put_back_when_the_stock_runs_out_early():
     frame += 90
     f.feed(replace(layout_of(truth, frame=frame), extra={"skipped": 90}))
     assert len(f.moves) == 4  # the shortest explanation: one draw
-    while truth.stock:
-        truth = truth.apply(Move.draw())
-        frame += 1
-        f.feed(layout_of(truth, frame=frame))
-    truth = truth.apply(Move.recycle())
-    frame += 1
+    truth, frame = draw_through(f, truth, frame)
     events = f.feed(layout_of(truth, frame=frame))
     assert any(e.kind == "check" and "ran out early" in e.text for e in events)
     assert len(f.moves) == rules.stock_size + 1 and f.state.key() == truth.key()
@@ -935,12 +941,7 @@ def test_draw_missed_in_a_clear_view_is_put_back_when_its_card_comes_round():
         frame += 30 if i != 5 else 60  # the first pass went slower where a draw was missed:
         if i != 4:  # the fifth draw's view never settled
             f.feed(layout_of(truth, frame=frame))
-    while truth.stock:
-        truth = truth.apply(Move.draw())
-        frame += 30
-        f.feed(layout_of(truth, frame=frame))
-    truth = truth.apply(Move.recycle())
-    frame += 30
+    truth, frame = draw_through(f, truth, frame, 30)
     f.feed(layout_of(truth, frame=frame))
     assert f.game.deal.stock[-1] is None and len(f.moves) == rules.stock_size + 1  # turned blind at the end
     events = []
@@ -970,12 +971,7 @@ def test_draw_read_as_a_removed_court_of_its_suit_is_recorded_with_a_check():
     frame = 1
     truth = truth.apply(Move.remove(king))
     f.feed(layout_of(truth, frame=frame))
-    while truth.stock:  # the first pass, seen clearly: the stock learned
-        truth = truth.apply(Move.draw())
-        frame += 30
-        f.feed(layout_of(truth, frame=frame))
-    truth = truth.apply(Move.recycle())
-    frame += 30
+    truth, frame = draw_through(f, truth, frame, 30)  # the first pass, seen clearly: the stock learned
     f.feed(layout_of(truth, frame=frame))
     while truth.stock[1] is not court:
         truth = truth.apply(Move.draw())
