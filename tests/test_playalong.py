@@ -1187,12 +1187,28 @@ def test_waste_seen_empty_over_a_card_beneath_waits_for_the_next_view():
     assert nxt is not None and all(c in after.pyramid for c in nxt.cards)  # a pair of the pyramid's
     events = h.feed(replace(layout_of(after.apply(nxt), frame=frame + 3), waste=((),)))
     assert h.moves[n:] == (move, nxt) and "check" in [e.kind for e in events]
-    # nothing gone from the pyramid and the waste read empty for long: said (no move explains it)
-    rules, truth, k = setup("classic", 2)
+
+
+def test_waste_read_empty_for_long_with_the_pyramid_as_it_was_is_a_check():
+    # No one empties the waste by hand: read empty over cards for long while the pyramid stays as
+    # it was, the camera cannot read its card (g00566, a rendered whole game: "8C: only a card
+    # worth 13 is removed alone" said while three draws went unread). A check, not an illegal move.
+    rules, truth, k = setup("classic", 4)
+
+    def lonely_top(s):  # a waste top over another card that nothing open pairs with
+        pile = s.waste[0]
+        if len(pile) < 2 or rules.is_king(pile[-1]):
+            return None
+        return None if any(rules.pairs(pile[-1], c) for c in s.available() if c is not pile[-1]) else pile[-1]
+
+    _, played, top = play_until(truth, lonely_top, random.Random(4))
     truth = follow_moves(k, truth, played)
-    k.feed(replace(layout_of(truth, frame=frame), waste=((),)))
+    frame = len(played) + 5
+    assert k.feed(replace(layout_of(truth, frame=frame), waste=((),))) == [] and k.status == "pending"
     events = k.tick(frame + int(k.lone_s * k.fps) + 1)
-    assert [e.kind for e in events] == ["illegal"] and k.moves[n:] == ()
+    assert [e.kind for e in events] == ["check"] and k.status == "check" and len(k.moves) == len(played)
+    assert f"the game has {top}" in events[0].text and "illegal" not in kinds(k)
+    assert k.feed(layout_of(truth, frame=frame + 40)) == [] and k.status == "ok"  # the card read again
 
 
 def test_deal_misread_is_corrected_by_a_reading_seen_in_an_earlier_view():

@@ -23,7 +23,8 @@ new layout). After a blocked view, when a stock card turned out of sight could h
 the next view decides instead: the card back (illegal), or the table moved on with the card
 still gone (the guessed draw and pair are recorded, with a check saying so). A waste pile read
 empty over cards waits the same way; still unread after the wait, or in the next view, it is taken
-for its top left or taken in the pair, with a check (``unread_waste``). A view no legal
+for its top left or taken in the pair, with a check (``unread_waste``), and with the pyramid as it
+was it is a check, not an illegal move (no one empties the waste by hand). A view no legal
 continuation explains may show that the record was inferred wrong: ``revisions`` corrects it.
 """
 
@@ -326,6 +327,17 @@ class Follower(RecordRevisions):
                 # that card, so the camera missed it; the next view decides, or ``lone_s`` from now
                 self._lone = LoneCard(obs.frame, text, watched=tuple(sorted(obs.visible(), key=str)), unread=obs)
                 self.status = "pending"
+                return new
+            if (waste_unread_ok and not wrong and waste_unread(state, fixed)
+                    and all(c in fixed.visible() for c in expected_pyramid(state) if c is not None)):
+                # a waste pile read empty over cards for long, the pyramid as it was: no one empties
+                # the waste by hand; the camera cannot read its card (g00566, a rendered whole game:
+                # "8C: only a card worth 13 is removed alone" while three draws went unread)
+                tops = ", ".join(str(p[-1]) for p, seen in zip(state.waste, fixed.waste) if p and not seen)
+                new += self._say_once([(("waste unread", tops), f"check the waste: the camera sees no card "
+                                                                f"there, the game has {tops}")], obs.frame)
+                self.status = "check"
+                self.events.extend(new)
                 return new
             gone_now = frozenset(c for c in open_cards(state) if c not in fixed.visible())
             if self.status == "illegal" and gone_now and gone_now < self._illegal_gone:

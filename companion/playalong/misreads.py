@@ -116,8 +116,8 @@ def unread_waste(state: Any, obs: Observation) -> Iterable[tuple[Observation, li
         for top in (pile[-2], pile[-1]):
             if top is not None:
                 waste = obs.waste[:i] + ((top,),) + obs.waste[i + 1:]
-                yield obs.with_waste(waste), [(("waste", ()), f"check the waste: the camera sees no card there, "
-                                                              f"taken for {top}")]
+                yield obs.with_waste(waste), [(("waste unread", top), f"check the waste: the camera sees no "
+                                                                   f"card there, taken for {top}")]
 
 
 def doubtful_waste(state: Any, obs: Observation, rules: Any,
