@@ -8,6 +8,7 @@ rules core (no OpenCV, no numpy needed) so every layer can share it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from companion.cards import Card
@@ -31,6 +32,7 @@ def slot_name(row: int, index: int) -> str:
     return f"row {row + 1} card {index + 1}"
 
 
+@lru_cache(maxsize=16)
 def br_cover_of(rows: int, inverted: bool) -> tuple[int, ...]:
     """For each slot (row-major from the apex), the slot whose card covers its card's bottom-right
     corner, where the second index lies (-1: none). Taking that card bares the index, which a

@@ -329,7 +329,7 @@ class Follower(RecordRevisions):
                 self.status = "pending"
                 return new
             if (waste_unread_ok and not wrong and waste_unread(state, fixed)
-                    and all(c in fixed.visible() for c in expected_pyramid(state) if c is not None)):
+                    and set(expected_pyramid(state)) - {None} <= fixed.visible()):
                 # a waste pile read empty over cards for long, the pyramid as it was: no one empties
                 # the waste by hand; the camera cannot read its card (g00566, a rendered whole game:
                 # "8C: only a card worth 13 is removed alone" while three draws went unread)

@@ -300,7 +300,6 @@ def pair_indices(class_id: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-@lru_cache(maxsize=16)
 def cards_over(rows: int, inverted: bool) -> tuple[tuple[int, ...], ...]:
     """For each node, the nodes lying on it."""
     cov = covering(rows, inverted)
