@@ -1512,3 +1512,51 @@ def test_the_last_pyramid_card_taken_with_a_card_turned_at_once_wins_the_game(kn
     assert follower.state.result == "won" and not any(e.kind == "illegal" for e in follower.events)
     if known:
         assert follower.moves[n + 1] == line[-1]
+
+
+def _two_draws_top_unpairable(seed: int):
+    """A follower after two clear draws whose top card pairs with no open card (nor is a king)."""
+    for s in range(seed, seed + 50):
+        rules, truth, f = setup("classic", s)
+        after = truth.apply(Move.draw()).apply(Move.draw())
+        top = after.waste[0][-1]
+        if rules.is_king(top) or any(rules.pairs(top, c) for c in after.available() if c is not top):
+            continue
+        follow_moves(f, truth, [Move.draw(), Move.draw()])
+        return rules, after, f
+    pytest.skip("no such deal")
+
+
+def test_waste_top_lifted_alone_over_a_learned_card_is_illegal_not_a_misread():
+    # g00548 (a rendered whole game): 2H lifted alone from the waste (nothing open pairs with it) showed
+    # AS beneath it; the record took AS for a card misread when turned ("AS is seen again"), then 2H
+    # put back for one more, and lost the stock order: 36 of 67 moves. The top back: it was lifted.
+    rules, truth, f = _two_draws_top_unpairable(11)
+    beneath, top = truth.waste[0][-2], truth.waste[0][-1]
+    assert f.feed(replace(layout_of(truth, frame=10), waste=((beneath,),))) == []
+    assert f.status == "pending" and f.moves == (Move.draw(), Move.draw())
+    events = f.feed(layout_of(truth, frame=30))  # put back
+    assert [e.kind for e in events] == ["illegal"] and f"{top}:" in events[0].text, events
+    assert f.moves == (Move.draw(), Move.draw()) and f.state.key() == truth.key()
+    assert not any("seen again" in e.text for e in f.events), f.events
+
+
+def test_learned_card_drawn_again_over_the_top_is_forgotten_once_the_top_stays_hidden():
+    # g00502 (a rendered whole game): 4S read as AH when turned; AH itself turned at the end of the
+    # stock, covering 3S, then paired. The view with AH beneath a top gone waits (the top lifted?);
+    # the next view without the top back forgets the misread card, as before, and says no illegal.
+    rules, truth, f = setup("classic", 3)
+    later = truth.stock[2]
+    truth = truth.apply(Move.draw())
+    f.feed(replace(layout_of(truth, frame=1), waste=((later,),)))  # misread as the card turned next but one
+    truth = truth.apply(Move.draw())
+    f.feed(layout_of(truth, frame=2))
+    truth = truth.apply(Move.draw())
+    assert truth.waste[0][-1] is later
+    assert f.feed(layout_of(truth, frame=3)) == [] and f.status == "pending"
+    truth = truth.apply(Move.draw())
+    events = f.feed(layout_of(truth, frame=4))
+    assert events[0].kind == "check" and f"{later} is seen again" in events[0].text, events
+    assert f.moves == (Move.draw(),) * 4 and f.game.deal.stock[0] is None and f.game.deal.stock[2] is later
+    assert f.state.waste[0][-1] is truth.waste[0][-1]
+    assert not any(e.kind == "illegal" for e in f.events), f.events

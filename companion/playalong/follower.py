@@ -128,6 +128,9 @@ class Follower(RecordRevisions):
         #: the card's last sighting (1 s doubled the false warnings on the rendered games); it
         #: waits longer while a card it pairs with is out of sight (``companion.playalong.lone``).
         self._lone: Optional[LoneCard] = None
+        #: A view showing a learned card just beneath a waste top gone (``_learned_beneath_lifted``),
+        #: and that top, kept for the next view: the top not back there, the card is forgotten.
+        self._beneath: Optional[tuple[Observation, Card]] = None
         #: Draws recorded right after a blocked view: where a second, unseen draw may hide.
         self._hidden_points: list[HiddenPoint] = []
         self._turned_at: dict[Card, int] = {}  # the frame each stock card was seen turned in the first pass
@@ -209,6 +212,9 @@ class Follower(RecordRevisions):
         if self._lone is not None and self._lone.unread is not None:
             view, self._lone = self._lone.unread, None
             return self._process(view, waste_unread_ok=True)
+        if self._beneath is not None:
+            view, self._beneath, self._lone = self._beneath[0], None, None
+            return self._settle_beneath(view)
         if self._lone is not None:
             lone, self._lone = self._lone, None
             event = Event(lone.lifted, ILLEGAL, lone.text)
@@ -222,6 +228,7 @@ class Follower(RecordRevisions):
         state = self.game.state
         new: list[Event] = []
         lone, self._lone = self._lone, None
+        beneath, self._beneath = self._beneath, None
         waiting = self._pending if self._pending_guess else None
         self._pending, self._pending_guess = None, False
         fixed, checks, wrong = eye_check(state, obs)
@@ -236,6 +243,15 @@ class Follower(RecordRevisions):
         used = fixed  # the observation the explanation was found for
         if not wrong:
             found = self._explain(state, fixed, max_moves, max_nodes)
+            if beneath is not None and (found is None or (beneath[1] not in fixed.visible() and not any(
+                    beneath[1] in m.cards for m in found.moves))):
+                # the view before showed a learned card beneath a waste top gone, and this one
+                # neither shows the top back (nor paired) nor is explained: not lifted, but that card
+                # misread when it was turned and drawn again (g00502: 4S read AH, then AH turned and
+                # paired)
+                settled = self._settle_beneath(beneath[0])
+                if settled:
+                    return settled + self._process(obs)
             if found is not None and found.guessed and self._deal_read:
                 # a slot of the deal as the camera read it otherwise explains the view with no
                 # guess at hidden cards (7D+6S where the deal says AD): surer than the guess
@@ -308,6 +324,8 @@ class Follower(RecordRevisions):
                 if lone is None or set(gone) != set(lone.cards):
                     lone = lone_card(self.rules, state, obs, gone, text)
                 self._lone = lone
+                if len(gone) == 1 and self._learned_beneath_lifted(fixed):
+                    self._beneath = beneath or (fixed, gone[0])  # or the card beneath drawn again
                 self.status = "pending"
                 return new
             if phantoms and legal_removal(state, fixed, []):  # ``fixed`` has their slots empty
@@ -345,6 +363,15 @@ class Follower(RecordRevisions):
                 # not another (g00300: "QC: only a card worth 13 is removed alone" said between
                 # 4D and QC coming back, after "QC+4D do not make 13").
                 self.events.extend(new)
+                return new
+            if not wrong and beneath is None and len(gone_now) == 1 and self._learned_beneath_lifted(fixed):
+                # a waste top gone and a learned card beneath it seen: the top lifted alone, or that
+                # card misread when turned and drawn again now. The next view decides: the top back
+                # (illegal), or not (g00548, g00502). No clock: a person thinks on after a draw
+                # longer than anyone holds a card lifted.
+                self._lone = LoneCard(obs.frame, text, cards=tuple(gone_now), beneath=True)
+                self._beneath = (fixed, *gone_now)
+                self.status = "pending"
                 return new
             # no removal in progress explains it: a stock card misread when it was turned, or one
             # turned and played at once while the fusion missed its view, maybe
@@ -445,6 +472,17 @@ class Follower(RecordRevisions):
         event = Event(frame, ILLEGAL, text)  # said now, while the person still holds the card
         self.events.append(event)
         return [event]
+
+    def _settle_beneath(self, view: Observation) -> list[Event]:
+        """``view``'s learned card beneath a waste top gone made unknown and ``view`` explained so
+        (its events said), or nothing where that does not explain it."""
+        revised = self._forget_learned(view, beneath_ok=True)
+        if not revised:
+            return []
+        self._last_illegal = None
+        self.status = "check"
+        self.events.extend(revised)
+        return revised
 
     def _settle_waiting(self, waiting: Observation, obs: Observation) -> list[Event]:
         """Record the waiting view by its guess, then explain ``obs`` from there."""

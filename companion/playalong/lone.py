@@ -53,12 +53,15 @@ class LoneCard:
     #: The view that waits because a waste pile read empty over a card beneath its top
     #: (``waste_unread``): at the verdict it is explained with that pile unread, where it can be.
     unread: Optional[Observation] = None
+    #: A waste top gone with a learned card beneath it seen (``Follower._beneath``): no clock,
+    #: the next view decides.
+    beneath: bool = False
 
     def due(self, frame: int, fps: float, lone_s: float,
             sightings: Optional[Mapping[Card, int]] = None) -> bool:
         """Whether the card has been gone long enough to call it illegal at ``frame``.
         ``sightings``: the last frame each card was read (the fuser's ``last_seen``)."""
-        if self.lifted < 0 or frame < 0:
+        if self.lifted < 0 or frame < 0 or self.beneath:
             return False
         waited = frame - self.lifted
         if waited <= lone_s * fps:

@@ -172,7 +172,7 @@ class RecordRevisions:
                 f"pass went unseen; record corrected (move {moved.point.index + 1})")
         return [Event(obs.frame, CHECK, text)] + self._record(moved.found, obs.frame)
 
-    def _forget_learned(self, obs: Observation) -> Optional[list[Event]]:
+    def _forget_learned(self, obs: Observation, beneath_ok: bool = False) -> Optional[list[Event]]:
         """A stock card the camera named when it was turned (not one the person gave) was misread
         then: the view shows that card where the record cannot have it (on a waste top while the
         record holds it deeper in the pile), or shows another card where the record expects it (the
@@ -192,7 +192,11 @@ class RecordRevisions:
         state = self.game.state
         seen = obs.visible()
         expected = list(state.stock[:3]) + [p[-1] for p in state.waste if p]
-        candidates = [c for c in learned if c in seen] + [c for c in expected if c in learned and c not in seen]
+        # A card seen just beneath a waste top the view lacks may be that top lifted: not forgotten
+        # unless ``beneath_ok`` (the view after it did not show the top put back; ``beneath_lifted``)
+        lifted = set() if beneath_ok else beneath_lifted(state, seen)
+        candidates = ([c for c in learned if c in seen and c not in lifted]
+                      + [c for c in expected if c in learned and c not in seen])
         # (named as a pair's partner only once an illegal removal of it was said and the table moved
         # on with its cards still gone: a removal put back was the person's, not the camera's doing)
         gone = self._gone_since_illegal(state, seen)
@@ -225,6 +229,16 @@ class RecordRevisions:
                             f"when it was turned was another card, assumed {named}; record corrected")
                 return [Event(obs.frame, CHECK, text)] + self._record(found, obs.frame)
         return None
+
+    def _learned_beneath_lifted(self, obs: Observation) -> bool:
+        """Whether ``obs`` shows a stock card the camera named when turned just beneath a waste top
+        the view lacks: that top lifted (g00548: 2H lifted alone, AS beneath it "seen again", and
+        both recorded as draws), or the card misread when turned and drawn again now (g00502: 4S
+        read as AH on the first pass, AH turned at the end). The next view tells which."""
+        first = self.rules.pyramid_size + self.rules.reserve
+        deal = self.game.deal
+        learned = {c for c in deal.cards[first:] if c is not None and c not in self._given}
+        return bool(learned & beneath_lifted(self.game.state, obs.visible()))
 
     def _pair_partners(self, card: Card, state: Any, seen: frozenset) -> list[Card]:
         """Cards never seen that ``card``'s place may hold to pair with an open card now gone (or a
@@ -300,3 +314,9 @@ class RecordRevisions:
             return frozenset()
         gone = self._illegal_gone or frozenset(c for c in open_cards(state) if c not in seen)
         return frozenset() if gone & seen else gone
+
+
+def beneath_lifted(state: Any, seen: frozenset) -> set[Card]:
+    """The cards just beneath a waste top that ``seen`` lacks, seen themselves (on top now)."""
+    return {p[-2] for p in state.waste if len(p) >= 2 and p[-1] is not None and p[-1] not in seen
+            and p[-2] in seen}
