@@ -1560,3 +1560,39 @@ def test_learned_card_drawn_again_over_the_top_is_forgotten_once_the_top_stays_h
     assert f.moves == (Move.draw(),) * 4 and f.game.deal.stock[0] is None and f.game.deal.stock[2] is later
     assert f.state.waste[0][-1] is truth.waste[0][-1]
     assert not any(e.kind == "illegal" for e in f.events), f.events
+
+
+def test_stock_card_misread_when_turned_and_paired_is_renamed_when_the_card_itself_turns_up():
+    # g00542 (a rendered whole game): AC turned on the first pass, read AS, and taken with QD; when AS
+    # itself was turned 14 moves later, "AS reappears at the waste" and the rest was lost. The card
+    # taken was another of its rank: one never seen, one it looks like first.
+    rules, truth, f = setup("classic", 21)
+
+    def pair_next_draw_with_twin_later(s):
+        if len(s.stock) < 6:
+            return None
+        turned = s.stock[0]
+        twin = next((c for c in s.stock[1:] if c is not None and c.rank == turned.rank), None)
+        partner = next((c for c in s.available() if c in s.pyramid and rules.pairs(c, turned)), None)
+        return None if twin is None or partner is None or rules.is_king(turned) else (twin, partner)
+
+    _, played, (twin, partner) = play_until(truth, pair_next_draw_with_twin_later, random.Random(21))
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    truth = truth.apply(Move.draw())
+    turned = truth.waste[0][-1]
+    f.feed(replace(layout_of(truth, frame=100), waste=((twin,),)))  # misread as its twin
+    truth = truth.apply(Move.remove(turned, partner))
+    f.feed(layout_of(truth, frame=110))
+    assert f.moves[n:] == (Move.draw(), Move.remove(twin, partner))
+    frame = 120
+    while truth.waste[0][-1] is not twin:
+        truth = truth.apply(Move.draw())
+        events = f.feed(layout_of(truth, frame=frame))
+        frame += 10
+    assert any(e.kind == "check" and f"{twin} is on the table" in e.text for e in events), events
+    assert not any(e.kind == "illegal" for e in f.events), f.events
+    pair = f.moves[n + 1]
+    assert pair.kind == "remove" and partner in pair.cards and twin not in pair.cards
+    assert any(c.rank == twin.rank for c in pair.cards if c is not partner)
+    assert f.state.waste[0][-1] is twin

@@ -27,7 +27,7 @@ from companion.playalong.events import CHECK, Event
 from companion.playalong.explain import Explanation, unseen_partners
 from companion.playalong.hidden_draws import reinsert
 from companion.playalong.knowledge import learn_waste
-from companion.playalong.misreads import eye_check, open_cards
+from companion.playalong.misreads import eye_check, looks_alike, open_cards
 from companion.playalong.view import Observation, slot_name
 
 
@@ -47,14 +47,19 @@ class RecordRevisions:
 
     def _revise_guess(self, obs: Observation) -> Optional[list[Event]]:
         """A card once guessed as the partner of a hidden pair is seen again: the pair used
-        another card of that rank. Swap the guess (same place in the deal) and replay."""
+        another card of that rank. Swap the guess (same place in the deal) and replay. The same for
+        a stock card the camera named when it was turned and that was taken in a pair: it was
+        another card of its rank, one it looks like first (g00542: AC turned, read AS, and taken
+        with QD; when AS itself turned, 14 moves later, "AS reappears" and 47 of 97 moves lost)."""
         seen = obs.visible()
         rules = self.rules
         deal = self.game.deal
-        for wrong in sorted(self._guessed & seen & self.game.state.removed, key=lambda c: c.index):
+        first = rules.pyramid_size + rules.reserve
+        learned = {c for c in deal.cards[first:] if c is not None and c not in self._given}
+        for wrong in sorted((self._guessed | learned) & seen & self.game.state.removed, key=lambda c: c.index):
             index = deal.cards.index(wrong)
             known = set(deal.known())
-            for other in sorted(rules.deck_cards(), key=lambda c: c.index):
+            for other in sorted(rules.deck_cards(), key=lambda c: (not looks_alike(c, wrong), c.index)):
                 if other in known or other in seen or rules.value(other) != rules.value(wrong):
                     continue
                 cards = list(deal.cards)
@@ -71,11 +76,17 @@ class RecordRevisions:
                 if found is None:
                     continue
                 self.game = game
-                self._guessed.discard(wrong)
-                self._guessed.add(other)
                 self._checkpoints.clear()
-                events = [Event(obs.frame, CHECK, f"{wrong} is on the table: the hidden pair used {other}, "
-                                                  f"not {wrong} (record corrected)")]
+                if wrong in self._guessed:
+                    self._guessed.discard(wrong)
+                    self._guessed.add(other)
+                    text = f"{wrong} is on the table: the hidden pair used {other}, not {wrong} (record corrected)"
+                else:
+                    text = (f"{wrong} is on the table: the stock card the camera read as {wrong} when it was "
+                            f"turned, and taken in a pair, was another card of its rank, assumed {other} "
+                            "(record corrected)")
+                    self._guessed.add(other)
+                events = [Event(obs.frame, CHECK, text)]
                 return events + self._record(found, obs.frame)
         return None
 
