@@ -1596,3 +1596,38 @@ def test_stock_card_misread_when_turned_and_paired_is_renamed_when_the_card_itse
     assert pair.kind == "remove" and partner in pair.cards and twin not in pair.cards
     assert any(c.rank == twin.rank for c in pair.cards if c is not partner)
     assert f.state.waste[0][-1] is twin
+
+
+def _removed_card_then_draw(seed: int):
+    """A follower after some play with a pair removed, and the next draw's truth."""
+    rules, truth, f = setup("classic", seed)
+
+    def removal(s):
+        if len(s.stock) < 3:
+            return None
+        return next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2), None)
+
+    _, played, pair = play_until(truth, removal, random.Random(seed))
+    truth = follow_moves(f, truth, played + [pair])
+    return rules, truth, f, pair.cards[0]
+
+
+def test_removed_card_read_on_the_waste_for_one_view_is_no_illegal_move():
+    # g00504 (a rendered whole game): KH taken and the next draw's card read as 8C, removed long before,
+    # for one view: "8C reappears at the waste" said, though the next view read the draw right.
+    rules, truth, f, removed = _removed_card_then_draw(31)
+    n = len(f.moves)
+    truth = truth.apply(Move.draw())
+    assert f.feed(replace(layout_of(truth, frame=200), waste=((removed,),))) == [] and f.status == "pending"
+    events = f.feed(layout_of(truth, frame=210))
+    assert [e.kind for e in events] == ["move"] and f.moves[n:] == (Move.draw(),)
+    assert not any(e.kind == "illegal" for e in f.events), f.events
+
+
+def test_removed_card_read_on_the_waste_for_long_is_said():
+    rules, truth, f, removed = _removed_card_then_draw(31)
+    truth = truth.apply(Move.draw())
+    f.feed(replace(layout_of(truth, frame=200), waste=((removed,),)))
+    assert f.tick(200 + int(f.lone_s * f.fps) - 1) == []
+    events = f.tick(200 + int(f.lone_s * f.fps) + 1)
+    assert [e.kind for e in events] == ["illegal"] and f"{removed} reappears" in events[0].text, events

@@ -381,6 +381,16 @@ class Follower(RecordRevisions):
                 self.status = "check"
                 self.events.extend(revised)
                 return revised
+            back = fixed.visible() & state.removed
+            if (not wrong and back and (lone is None or not lone.reread) and back <= {p[-1] for p in fixed.waste if p}
+                    and pyramid_moved_legally(state, fixed)):
+                # a removed card read on the waste, the pyramid as it was or a legal removal from
+                # it: most often a card just turned, misread for a view (g00504: KH taken and 8C,
+                # removed long before, read in the next draw's place for a view). Illegal if the
+                # next view still shows it, or ``lone_s`` from now.
+                self._lone = LoneCard(obs.frame, text, reread=True)
+                self.status = "pending"
+                return new
             self.status = "illegal"
             if text != self._last_illegal:
                 self._last_illegal = text
@@ -389,7 +399,7 @@ class Follower(RecordRevisions):
             self.events.extend(new)
             return new
         self._last_illegal = None
-        if lone is not None and not found.moves:
+        if lone is not None and not found.moves and not lone.reread:
             new.append(Event(obs.frame, ILLEGAL, lone.text + " (the card was put back)"))
         open_now = set()
         for key, text in checks:
@@ -634,3 +644,22 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
         elif m.kind == DRAW and recycled:
             return False
     return recycled
+
+
+def pyramid_moved_legally(state: Any, obs: Observation) -> bool:
+    """The pyramid in ``obs`` as ``state`` has it, or with the cards of one legal removal gone (a
+    king, a pair, or a card paired with the waste top)."""
+    expected = expected_pyramid(state)
+    if any(g is not None and g != e for g, e in zip(obs.pyramid, expected)):
+        return False
+    gone = [e for e, g in zip(expected, obs.pyramid) if e is not None and g is None]
+    if not gone:
+        return True
+    tops = [p[-1] for p in state.waste if p and p[-1] is not None]
+    for cards in [gone] + [gone + [t] for t in tops]:
+        try:
+            if len(cards) <= 2 and not state.why_illegal(Move.remove(*cards)):
+                return True
+        except Exception:  # noqa: BLE001 - no such move at all
+            continue
+    return False

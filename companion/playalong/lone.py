@@ -56,6 +56,9 @@ class LoneCard:
     #: A waste top gone with a learned card beneath it seen (``Follower._beneath``): no clock,
     #: the next view decides.
     beneath: bool = False
+    #: A removed card read on the waste with the pyramid as it was (``Follower._process``): most
+    #: often a card just turned misread for a view; illegal only if it stays (no "put back").
+    reread: bool = False
 
     def due(self, frame: int, fps: float, lone_s: float,
             sightings: Optional[Mapping[Card, int]] = None) -> bool:
