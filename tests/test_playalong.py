@@ -1631,3 +1631,26 @@ def test_removed_card_read_on_the_waste_for_long_is_said():
     assert f.tick(200 + int(f.lone_s * f.fps) - 1) == []
     events = f.tick(200 + int(f.lone_s * f.fps) + 1)
     assert [e.kind for e in events] == ["illegal"] and f"{removed} reappears" in events[0].text, events
+
+
+def test_card_taken_read_on_its_slot_for_one_view_is_no_illegal_move():
+    # g00525 (a rendered whole game): 5C read back on its slot a frame after 8D+5C was taken (held
+    # over it): "5C reappears at row 3 card 2" said, though the next view showed it gone.
+    rules, truth, f = setup("classic", 41)
+
+    def pyramid_pair(s):
+        return next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2
+                     and all(c in s.pyramid for c in m.cards)), None)
+
+    _, played, pair = play_until(truth, pyramid_pair, random.Random(41))
+    truth = follow_moves(f, truth, played)
+    slot = truth.pyramid.index(pair.cards[0])
+    truth = truth.apply(pair)
+    f.feed(layout_of(truth, frame=200))
+    assert f.moves[-1] == pair
+    r, i = next((r, i) for r in range(rules.rows) for i in range(r + 1) if r * (r + 1) // 2 + i == slot)
+    assert f.feed(layout_of(truth, frame=201).with_slot(r, i, SlotReading.known(pair.cards[0]))) == []
+    truth = truth.apply(Move.draw())
+    events = f.feed(layout_of(truth, frame=210))
+    assert [e.kind for e in events] == ["move"] and f.moves[-1] == Move.draw()
+    assert not any(e.kind == "illegal" for e in f.events), f.events

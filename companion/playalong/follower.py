@@ -382,11 +382,14 @@ class Follower(RecordRevisions):
                 self.events.extend(revised)
                 return revised
             back = fixed.visible() & state.removed
-            if (not wrong and back and (lone is None or not lone.reread) and back <= {p[-1] for p in fixed.waste if p}
-                    and pyramid_moved_legally(state, fixed)):
-                # a removed card read on the waste, the pyramid as it was or a legal removal from
-                # it: most often a card just turned, misread for a view (g00504: KH taken and 8C,
-                # removed long before, read in the next draw's place for a view). Illegal if the
+            if (not wrong and len(back) == 1 and (lone is None or not lone.reread)
+                    and back <= {p[-1] for p in fixed.waste if p} | set(fixed.pyramid)
+                    and pyramid_moved_legally(state, fixed.with_pyramid(
+                        tuple(None if c in back else c for c in fixed.pyramid)))):
+                # one removed card read on the waste or on the pyramid, the pyramid otherwise as it
+                # was or a legal removal from it: most often a card just turned, misread for a view
+                # (g00504: KH taken and 8C, removed long before, read in the next draw's place), or
+                # a card taken held over its slot (g00525: 5C, a frame after 8D+5C). Illegal if the
                 # next view still shows it, or ``lone_s`` from now.
                 self._lone = LoneCard(obs.frame, text, reread=True)
                 self.status = "pending"
