@@ -170,3 +170,42 @@ def test_checked_deal_corrects_what_the_app_flags_and_what_it_refuses():
     want = [str(c) for c in cards]
     want[5] = str(never[1])
     assert text[:28] == want and text[28:] == ["??"] * rules.stock_size
+
+
+@pytest.mark.skipif(not SAMPLES, reason="no committed sample games")
+def test_a_recorded_game_replays_to_the_same_record(tmp_path):
+    """``evaluate_follow.py --record`` then ``--replay``: the stable layouts kept, run through the
+    follower again, give the same moves, events and figures as following the video did."""
+    from tools.games.follow import follow_game, score
+    from tools.games.replay import load_recording, replay, save_recording
+    folder = SAMPLES[0]
+    truth = json.loads((folder / "truth.json").read_text())
+    calls: list = []
+    run = follow_game(folder, checked_deal=True, log=calls)
+    assert [c[0] for c in calls][:1] == ["new"] and calls[-1] == ("finish",)
+    assert any(c[0] == "feed" for c in calls) and any(c[0] == "tick" for c in calls)
+    save_recording(tmp_path / "g.pkl", calls, run, "checked")
+    again = replay(load_recording(tmp_path / "g.pkl"), Rules.parse(truth["rules"]))
+    assert again.moves == run.moves and [(e.frame, e.kind, e.text) for e in again.events] == [
+        (e.frame, e.kind, e.text) for e in run.events]
+    a, b = score(truth, run), score(truth, again)
+    for d in (a, b):
+        d.pop("follow_ms")
+    assert a == b
+
+
+def test_evaluate_follow_replays_what_it_recorded(tmp_path, capsys):
+    from tools import evaluate_follow
+    if not SAMPLES:
+        pytest.skip("no committed sample games")
+    folder = SAMPLES[0]
+    assert evaluate_follow.main([str(folder), "--detector", "fake", "--record", str(tmp_path / "rec")]) == 0
+    followed = capsys.readouterr().out
+    assert evaluate_follow.main([str(folder), "--replay", str(tmp_path / "rec")]) == 0
+    replayed = capsys.readouterr().out
+    line = next(x for x in followed.splitlines() if x.startswith("every move recovered"))
+    assert line in replayed.splitlines()
+    assert evaluate_follow.main([str(folder), "--replay", str(tmp_path / "rec"), "--deal", "checked"]) == 2
+    assert "was recorded with --deal layout" in capsys.readouterr().err
+    assert evaluate_follow.main([str(folder), "--replay", str(tmp_path / "none")]) == 2
+    assert "no recording" in capsys.readouterr().err

@@ -9,6 +9,9 @@ pipeline). The real ONNX detector from ``models/`` runs on the video when both e
 onnx``), else the fake detector fed by each frame's truth labels; the output says which.
 ``--deal layout`` (default) starts from the first stable layout like ``follow`` without ``--deal``;
 ``--deal known`` gives the whole deal, stock order included (``follow --deal "52 codes"``).
+``--record DIR`` keeps each game's stable layouts (``tools/games/replay.py``); ``--replay DIR`` runs
+them through the current follower in seconds, with the recognition figures of the recording
+(following time: the follower alone).
 """
 
 from __future__ import annotations
@@ -38,8 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="only N games")
     p.add_argument("--json", help="write per-game scores here")
     p.add_argument("-v", "--verbose", action="store_true", help="a line per game")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--record", type=Path, help="keep each game's stable layouts here (DIR/<game>.pkl)")
+    how.add_argument("--replay", type=Path, help="replay the layouts kept here (--record) through the current "
+                                                 "follower instead of reading the videos")
     args = p.parse_args(argv)
     from tools.games.follow import follow_game, score
+    from tools.games.replay import load_recording, replay, save_recording
     root = Path(args.games)
     folders = [root] if (root / "truth.json").exists() else sorted(d for d in root.iterdir()
                                                                    if (d / "truth.json").exists())
@@ -50,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no rendered games in {str(root)!r}", file=sys.stderr)
         return 2
     detector = None
-    if args.detector in ("auto", "onnx"):
+    if args.detector in ("auto", "onnx") and not args.replay:
         try:
             from companion.vision.detector import load_detector
             detector = load_detector()
@@ -62,8 +70,26 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for folder in folders:
         truth = json.loads((folder / "truth.json").read_text())
-        det = detector if detector is not None and truth.get("video") else None
-        run = follow_game(folder, detector=det, known_deal=args.deal == "known", checked_deal=args.deal == "checked")
+        if args.replay:
+            path = args.replay / f"{folder.name}.pkl"
+            try:
+                record = load_recording(path)
+            except (OSError, ValueError) as exc:
+                print(f"error: no recording of {folder.name}: {exc}", file=sys.stderr)
+                return 2
+            if record["deal"] != args.deal:
+                print(f"error: {str(path)!r} was recorded with --deal {record['deal']}, not {args.deal}",
+                      file=sys.stderr)
+                return 2
+            from companion.rules import Rules
+            run = replay(record, Rules.parse(truth["rules"]))
+        else:
+            det = detector if detector is not None and truth.get("video") else None
+            calls: list | None = [] if args.record else None
+            run = follow_game(folder, detector=det, known_deal=args.deal == "known",
+                              checked_deal=args.deal == "checked", log=calls)
+            if args.record:
+                save_recording(args.record / f"{folder.name}.pkl", calls, run, args.deal)
         s = score(truth, run)
         s["detector"] = run.detector
         rows.append(s)

@@ -64,14 +64,15 @@ class FollowRun:
 
 def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: Optional[int] = None,
                 known_deal: bool = False, checked_deal: bool = False,
-                on_layout: Optional[Callable[[int, Any], None]] = None) -> FollowRun:
+                on_layout: Optional[Callable[[int, Any], None]] = None, log: Optional[list] = None) -> FollowRun:
     """Follow one rendered game. ``detector``: an object with ``detect(image)`` run on the frames
     (needs the video), or None for the fake detector fed by the labels. ``known_deal``: start from
     the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout;
     ``checked_deal``: as the app starts, from the first stable layout with the slots it flags checked
     by the person (``checked_deal_text``), the stock unknown; with either deal the pipeline knows
     each card's slot (``LayoutPipeline.know_deal``), as in the app and ``follow --deal``. ``k``:
-    the fuser's window (default one second at the game's fps, ``LayoutFuser.for_fps``)."""
+    the fuser's window (default one second at the game's fps, ``LayoutFuser.for_fps``). ``log``: the
+    calls made on the ``FollowStart`` are appended to it (``tools.games.replay``)."""
     from companion.errors import CompanionError
     from companion.game import Deal
     from companion.playalong.start import FollowStart
@@ -86,7 +87,13 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     fuser = (LayoutFuser(k, max(2, -(-2 * k // 3)), rules=rules, pipeline=pipeline) if k
              else LayoutFuser.for_fps(fps, rules=rules, pipeline=pipeline))
     skipped = 0
-    start = FollowStart(rules, truth["deal"] if known_deal else None, fps=fps)
+    note = log.append if log is not None else (lambda call: None)
+
+    def new_start(deal: Optional[str]) -> FollowStart:
+        note(("new", deal, fps))
+        return FollowStart(rules, deal, fps=fps)
+
+    start = new_start(truth["deal"] if known_deal else None)
     if known_deal:  # the deal as the person gave it: the pipeline knows each card's slot
         pipeline.know_deal(Deal.parse(truth["deal"], rules).pyramid)
     rng = np.random.default_rng([seed, truth["seed"]])
@@ -116,23 +123,28 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
                 if checked_deal:
                     try:
                         text = checked_deal_text(truth, layout)
-                        start = FollowStart(rules, text, fps=fps)
+                        start = new_start(text)
                         pipeline.know_deal(Deal.parse(text, rules).pyramid)  # as the app does
                     except CompanionError as exc:  # followed from the layouts, as without
                         run.errors.append(f"frame {f}: the checked deal: {exc}")
+                        note(("error", run.errors[-1]))
             if on_layout is not None:
                 on_layout(f, layout)
+            note(("feed", f, layout))
             try:
                 start.feed(layout)
             except CompanionError as exc:
                 run.errors.append(f"frame {f}: {exc}")
         else:
+            if log is not None:
+                log.append(("tick", f, dict(fuser.last_seen)))
             start.tick(f, fuser.last_seen)
         t2 = time.perf_counter()
         run.recognise_each.append(t1 - t0)
         run.follow_s += t2 - t1
         run.frames += 1
     t0 = time.perf_counter()
+    note(("finish",))
     start.finish()  # the stream ended: a waiting explanation or lone removal is settled
     run.follow_s += time.perf_counter() - t0
     run.follower = start.follower

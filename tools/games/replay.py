@@ -1,0 +1,70 @@
+"""Record a followed game's stable layouts, and replay them through the current follower.
+
+Following a rendered whole game with the ONNX model takes one to two minutes of recognition; the
+follower itself well under a second. ``evaluate_follow.py --record DIR`` keeps, per game, the calls
+``follow_game`` made on its ``FollowStart`` (the deal, each stable layout, each tick with the fuser's
+sightings, the end) with the run's recognition figures in ``DIR/<game>.pkl``; ``--replay DIR`` runs
+them through the follower code as it is now. The figures come back to the move as long as the
+recognition and fusion code is unchanged (a change there wants a new recording). The pickles are
+local caches (git-ignored folders), never files from elsewhere.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from pathlib import Path
+from typing import Any
+
+from companion.errors import CompanionError
+from companion.rules import Rules
+from tools.games.follow import FollowRun
+
+FORMAT = 1
+
+
+def save_recording(path: Path, calls: list, run: FollowRun, deal_mode: str) -> None:
+    """Write the calls of one followed game (``follow_game(..., log=calls)``) and its run's figures."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"format": FORMAT, "deal": deal_mode, "calls": calls, "frames": run.frames,
+              "recognise_each": run.recognise_each, "first_layout": run.first_layout,
+              "detector": run.detector, "stable": run.stable}
+    with open(path, "wb") as fh:
+        pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_recording(path: Path) -> dict[str, Any]:
+    with open(path, "rb") as fh:
+        record = pickle.load(fh)  # noqa: S301 - a cache this tool wrote
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise ValueError(f"{str(path)!r} is not a follow recording of format {FORMAT}: record it again")
+    return record
+
+
+def replay(record: dict[str, Any], rules: Rules) -> FollowRun:
+    """The recorded calls made on a new ``FollowStart``: the run as the current follower makes it."""
+    from companion.playalong.start import FollowStart
+    run = FollowRun(frames=record["frames"], recognise_each=list(record["recognise_each"]),
+                    first_layout=record["first_layout"], detector=record["detector"], stable=record["stable"])
+    start = None
+    t0 = time.perf_counter()
+    for call in record["calls"]:
+        kind = call[0]
+        if kind == "new":
+            start = FollowStart(rules, call[1], fps=call[2])
+        elif kind == "error":
+            run.errors.append(call[1])
+        elif kind == "feed":
+            try:
+                start.feed(call[2])
+            except CompanionError as exc:
+                run.errors.append(f"frame {call[1]}: {exc}")
+        elif kind == "tick":
+            start.tick(call[1], call[2])
+        elif kind == "finish":
+            start.finish()
+    run.follow_s = time.perf_counter() - t0
+    if start is not None:
+        run.follower = start.follower
+        run.errors += start.errors
+    return run
