@@ -1654,3 +1654,22 @@ def test_card_taken_read_on_its_slot_for_one_view_is_no_illegal_move():
     events = f.feed(layout_of(truth, frame=210))
     assert [e.kind for e in events] == ["move"] and f.moves[-1] == Move.draw()
     assert not any(e.kind == "illegal" for e in f.events), f.events
+
+
+def test_waste_top_read_as_a_removed_card_it_looks_like_is_the_top_misread():
+    # g00580 (a rendered whole game, deal from the view): JS turned and read right, then read QS, taken
+    # long before: recorded as a draw of QS with the deal "corrected" (QS+AD made QD+AD), the rest lost.
+    from companion.playalong.misreads import looks_alike
+    rules, truth, f = setup("classic", 51)
+
+    def top_like_a_removed_card(s):
+        top = s.waste[0][-1] if s.waste[0] else None
+        like = next((c for c in s.removed if top is not None and looks_alike(c, top) and c is not top), None)
+        return like if like is not None and s.stock else None
+
+    _, played, like = play_until(truth, top_like_a_removed_card, random.Random(51), limit=2000)
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    events = f.feed(replace(layout_of(truth, frame=len(played) + 1), waste=((like,),)))
+    assert [e.kind for e in events] == ["check"] and f"the camera reads {like}" in events[0].text, events
+    assert f.moves[n:] == () and f.state.key() == truth.key()

@@ -144,6 +144,12 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any,
         near = (state.stock[:2] if read in back
                 else [c for c in state.stock[:1] if c is not None and c.rank == read.rank])
         turned = next((c for c in near if c is not None and looks_alike(read, c)), None)
+        top = state.waste[0][-1] if state.waste[0] else None
+        if read in back and top is not None and looks_alike(read, top):
+            # the card on the waste, read as a removed one it looks like (g00580: JS turned, read
+            # right, then QS, taken long before: a draw and a deal "corrected" to QD, the rest lost)
+            yield (obs.with_waste(((top,),)),
+                   [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {top}")])
         if turned is not None:
             yield (obs.with_waste(((turned,),)),
                    [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {turned}")])
