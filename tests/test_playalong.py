@@ -1673,3 +1673,34 @@ def test_waste_top_read_as_a_removed_card_it_looks_like_is_the_top_misread():
     events = f.feed(replace(layout_of(truth, frame=len(played) + 1), waste=((like,),)))
     assert [e.kind for e in events] == ["check"] and f"the camera reads {like}" in events[0].text, events
     assert f.moves[n:] == () and f.state.key() == truth.key()
+
+
+def test_table_moving_on_past_an_unexplained_view_is_recorded_by_a_larger_search():
+    # Whole games (full5: g00580, g00587): once a view went unexplained ("illegal"), every later view
+    # added cards gone and was said illegal again, to the end of the game. With more cards gone and
+    # none back, the table moved on: its best explanation from a larger search is recorded, said.
+    rules = Rules.preset("classic")
+    for seed in range(300):
+        deal = Deal.random(rules, random.Random(seed))
+        truth, pairs = GameState.initial(rules, deal), []
+        while len(pairs) < 4:
+            m = next((m for m in truth.legal_moves() if m.kind == "remove"
+                      and all(c in truth.pyramid for c in m.cards)), None)
+            if m is None:
+                break
+            pairs.append(m)
+            truth = truth.apply(m)
+        if len(pairs) == 4:
+            break
+    else:
+        pytest.skip("no deal with four pyramid removals in a row")
+    start = GameState.initial(rules, deal)
+    f = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve), max_moves=2)
+    f.feed(layout_of(start, frame=0))
+    three = start.apply(pairs[0]).apply(pairs[1]).apply(pairs[2])
+    events = f.feed(layout_of(three, frame=1))  # three pairs in one view: more than 2 moves
+    assert [e.kind for e in events] == ["illegal"] and f.moves == ()
+    events = f.feed(layout_of(truth, frame=2))  # a pair more, nothing back
+    assert events[0].kind == "check" and "the table moved on" in events[0].text, events
+    assert sorted(map(str, f.moves)) == sorted(map(str, pairs)) and f.state.key() == truth.key()
+    assert f.status == "check"

@@ -394,6 +394,19 @@ class Follower(RecordRevisions):
                 self._lone = LoneCard(obs.frame, text, reread=True)
                 self.status = "pending"
                 return new
+            if (not wrong and self.status == "illegal" and self._illegal_gone and gone_now > self._illegal_gone
+                    and not (fixed.visible() & state.removed)):
+                # the table moved on past a removal said illegal (more cards gone, none back): the
+                # best explanation of it with a larger search, as the person's "accept the table"
+                moved = self._explain(state, fixed, self.max_moves * 2, self.max_nodes * 10, hidden=True)
+                if moved is not None and moved.moves:
+                    new.append(Event(obs.frame, CHECK, f"the table moved on after {', '.join(sorted(map(str, self._illegal_gone)))} "
+                                                       "went: recorded as the best explanation of it; check"))
+                    new.extend(self._record(moved, obs.frame))
+                    self._last_illegal = None
+                    self.status = "check"
+                    self.events.extend(new)
+                    return new
             self.status = "illegal"
             if text != self._last_illegal:
                 self._last_illegal = text
