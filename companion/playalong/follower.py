@@ -44,7 +44,7 @@ from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_unread
 from companion.playalong.misreads import (diagnose, doubtful_readings, eye_check, legal_removal, open_cards,
-                                          phantom_cards, unread_waste)
+                                          phantom_cards, pyramid_moved_legally, unread_waste)
 from companion.playalong.revisions import RecordRevisions
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
 
@@ -400,8 +400,9 @@ class Follower(RecordRevisions):
                 # best explanation of it with a larger search, as the person's "accept the table"
                 moved = self._explain(state, fixed, self.max_moves * 2, self.max_nodes * 10, hidden=True)
                 if moved is not None and moved.moves:
-                    new.append(Event(obs.frame, CHECK, f"the table moved on after {', '.join(sorted(map(str, self._illegal_gone)))} "
-                                                       "went: recorded as the best explanation of it; check"))
+                    went = ", ".join(sorted(map(str, self._illegal_gone)))
+                    new.append(Event(obs.frame, CHECK, f"the table moved on after {went} went: recorded as "
+                                                       "the best explanation of it; check"))
                     new.extend(self._record(moved, obs.frame))
                     self._last_illegal = None
                     self.status = "check"
@@ -661,21 +662,3 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
             return False
     return recycled
 
-
-def pyramid_moved_legally(state: Any, obs: Observation) -> bool:
-    """The pyramid in ``obs`` as ``state`` has it, or with the cards of one legal removal gone (a
-    king, a pair, or a card paired with the waste top)."""
-    expected = expected_pyramid(state)
-    if any(g is not None and g != e for g, e in zip(obs.pyramid, expected)):
-        return False
-    gone = [e for e, g in zip(expected, obs.pyramid) if e is not None and g is None]
-    if not gone:
-        return True
-    tops = [p[-1] for p in state.waste if p and p[-1] is not None]
-    for cards in [gone] + [gone + [t] for t in tops]:
-        try:
-            if len(cards) <= 2 and not state.why_illegal(Move.remove(*cards)):
-                return True
-        except Exception:  # noqa: BLE001 - no such move at all
-            continue
-    return False

@@ -56,8 +56,9 @@ class LoneCard:
     #: A waste top gone with a learned card beneath it seen (``Follower._beneath``): no clock,
     #: the next view decides.
     beneath: bool = False
-    #: A removed card read on the waste with the pyramid as it was (``Follower._process``): most
-    #: often a card just turned misread for a view; illegal only if it stays (no "put back").
+    #: One removed card read again, on the waste or the pyramid, the pyramid otherwise as it was or
+    #: a legal removal from it (``Follower._process``): most often a misread for a view, or a card
+    #: taken held over its slot; illegal only if it stays (no "put back" said).
     reread: bool = False
 
     def due(self, frame: int, fps: float, lone_s: float,

@@ -273,3 +273,22 @@ def legal_removal(state: Any, obs: Observation, slots: list[int]) -> bool:
         return not state.why_illegal(Move.remove(*vanished))
     except Exception:  # noqa: BLE001 - no such move at all
         return False
+
+
+def pyramid_moved_legally(state: Any, obs: Observation) -> bool:
+    """The pyramid in ``obs`` as ``state`` has it, or with the cards of one legal removal gone (a
+    king, a pair, or a card paired with the waste top)."""
+    expected = expected_pyramid(state)
+    if any(g is not None and g != e for g, e in zip(obs.pyramid, expected)):
+        return False
+    gone = [e for e, g in zip(expected, obs.pyramid) if e is not None and g is None]
+    if not gone:
+        return True
+    tops = [p[-1] for p in state.waste if p and p[-1] is not None]
+    for cards in [gone] + [gone + [t] for t in tops]:
+        try:
+            if len(cards) <= 2 and not state.why_illegal(Move.remove(*cards)):
+                return True
+        except Exception:  # noqa: BLE001 - no such move at all
+            continue
+    return False

@@ -54,9 +54,7 @@ class RecordRevisions:
         seen = obs.visible()
         rules = self.rules
         deal = self.game.deal
-        first = rules.pyramid_size + rules.reserve
-        learned = {c for c in deal.cards[first:] if c is not None and c not in self._given}
-        for wrong in sorted((self._guessed | learned) & seen & self.game.state.removed, key=lambda c: c.index):
+        for wrong in sorted((self._guessed | set(self._learned())) & seen & self.game.state.removed, key=lambda c: c.index):
             index = deal.cards.index(wrong)
             known = set(deal.known())
             for other in sorted(rules.deck_cards(), key=lambda c: (not looks_alike(c, wrong), c.index)):
@@ -196,8 +194,7 @@ class RecordRevisions:
         was turned, 20 moves later, the record said "QS: only a card worth 13 is removed alone" and
         followed no move after; g00506, QH read as 8H, taken with AC: "8H+AC do not make 13"."""
         deal = self.game.deal
-        first = self.rules.pyramid_size + self.rules.reserve
-        learned = {c: i for i, c in enumerate(deal.cards) if i >= first and c is not None and c not in self._given}
+        learned = self._learned()
         if not learned:
             return None
         state = self.game.state
@@ -246,10 +243,13 @@ class RecordRevisions:
         the view lacks: that top lifted (g00548: 2H lifted alone, AS beneath it "seen again", and
         both recorded as draws), or the card misread when turned and drawn again now (g00502: 4S
         read as AH on the first pass, AH turned at the end). The next view tells which."""
+        return bool(self._learned().keys() & beneath_lifted(self.game.state, obs.visible()))
+
+    def _learned(self) -> dict[Card, int]:
+        """The stock cards the camera named when they were turned (not the person), by deal index."""
         first = self.rules.pyramid_size + self.rules.reserve
-        deal = self.game.deal
-        learned = {c for c in deal.cards[first:] if c is not None and c not in self._given}
-        return bool(learned & beneath_lifted(self.game.state, obs.visible()))
+        return {c: i for i, c in enumerate(self.game.deal.cards) if i >= first and c is not None
+                and c not in self._given}
 
     def _pair_partners(self, card: Card, state: Any, seen: frozenset) -> list[Card]:
         """Cards never seen that ``card``'s place may hold to pair with an open card now gone (or a
