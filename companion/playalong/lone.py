@@ -57,8 +57,8 @@ class LoneCard:
     #: the next view decides.
     beneath: bool = False
     #: One removed card read again, on the waste or the pyramid, the pyramid otherwise as it was or
-    #: a legal removal from it (``Follower._process``): most often a misread for a view, or a card
-    #: taken held over its slot; illegal only if it stays (no "put back" said).
+    #: a legal removal from it (``UnexplainedViews._unexplained``): most often a misread for a view,
+    #: or a card taken held over its slot; illegal only if it stays (no "put back" said).
     reread: bool = False
 
     def due(self, frame: int, fps: float, lone_s: float,

@@ -1,6 +1,7 @@
 """Revising the record when a later view shows it was inferred wrong (a ``Follower`` mixin).
 
-Six ways, tried by ``Follower._process`` when no legal continuation explains a view: a card once
+Six ways, tried by ``Follower._process`` and ``UnexplainedViews._unexplained`` when no legal
+continuation explains a view: a card once
 guessed as a hidden pair's partner turns up (``_revise_guess``: the pair used another card of its
 rank); the deal read from the view was misread (``_correct_deal``: the slots as the camera reads
 them otherwise, a removed card turned up from the stock, the camera's runner-up readings:
