@@ -1,9 +1,9 @@
 """Revising the record when a later view shows it was inferred wrong (a ``Follower`` mixin).
 
 Six ways, tried by ``Follower._process`` and ``UnexplainedViews._unexplained`` when no legal
-continuation explains a view: a card once
-guessed as a hidden pair's partner turns up (``_revise_guess``: the pair used another card of its
-rank); the deal read from the view was misread (``_correct_deal``: the slots as the camera reads
+continuation explains a view: a card once guessed as a hidden pair's partner, or named by the camera
+when it was turned and taken in a pair, turns up (``_revise_guess``: the pair used another card of
+its rank); the deal read from the view was misread (``_correct_deal``: the slots as the camera reads
 them otherwise, a removed card turned up from the stock, the camera's runner-up readings:
 ``deal_reads``); a card never seen turns up on a later pass where the record expects one learned in
 the first (``_missed_earlier``: a first-pass draw missed, put back: ``hidden_draws.reinsert``); an
