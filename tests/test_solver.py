@@ -68,8 +68,13 @@ def small_position(preset: str, seed: int) -> Position:
     keep = rng.randint(1, 6)
     table = [c if i < keep else None for i, c in enumerate(deal[:nt])]
     if rules.reserve:
+        piles = getattr(rules, "reserve_piles", 0)
         for i in range(rules.pyramid_size, nt):
             table[i] = deal[i] if rng.random() < 0.15 else None
+            # a card lying on one taken is taken too: cards leave a pile from the top (giza, seed 558:
+            # 4D kept on a pile whose middle card was gone, 9S under both, a position no game reaches)
+            if piles and i - piles >= rules.pyramid_size and table[i - piles] is None:
+                table[i] = None
     rest = deal[nt:]
     talon = rest[: rng.randint(0, min(7, len(rest)))]
     cut = rng.randint(0, len(talon))
