@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
           f"in order: {sum(r['matched'] for r in rows)}/{sum(r['moves'] for r in rows)} "
           f"(recorded at all: {sum(r['recorded'] for r in rows)})")
     print(f"games with a phantom move: {sum(r['phantom'] > 0 for r in rows)}/{n} "
-          f"({sum(r['phantom'] for r in rows)} phantom moves)")
+          f"({sum(r['phantom'] for r in rows)} phantom moves, {sum(r.get('phantom_draws', 0) for r in rows)} "
+          "of them draws)")
     print(f"illegal removals reported while off the table: {sum(r['illegal_reported'] for r in rows)}/"
           f"{sum(r['illegal'] for r in rows)} (at all, by the time they were put back: "
           f"{sum(r.get('illegal_reported_any', 0) for r in rows)})"

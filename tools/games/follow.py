@@ -237,7 +237,8 @@ def score(truth: dict, run: FollowRun, slack: Optional[int] = None) -> dict:
         left = sum(c is not None for c in state.pyramid)
     return {"name": truth.get("name", ""), "moves": len(want), "first_wrong": first_wrong, "pyramid_left": left,
             "recorded": len(got), "matched": matched_in_order(want, got), "all_in_order": got == want,
-            "phantom": len(extra), "phantom_moves": extra[:5], "illegal": len(truth["illegal"]),
+            "phantom": len(extra), "phantom_draws": extra.count("draw"), "phantom_moves": extra[:5],
+            "illegal": len(truth["illegal"]),
             "illegal_reported": reported, "illegal_reported_any": reported_any, "spurious_illegal": spurious,
             "checks": sum(1 for e in run.events if e.kind == "check"), "frames": run.frames,
             "recognise_ms": 1000 * run.recognise_s / max(1, run.frames),
