@@ -209,3 +209,16 @@ def test_evaluate_follow_replays_what_it_recorded(tmp_path, capsys):
     assert "was recorded with --deal layout" in capsys.readouterr().err
     assert evaluate_follow.main([str(folder), "--replay", str(tmp_path / "none")]) == 2
     assert "no recording" in capsys.readouterr().err
+
+
+def test_score_counts_phantom_moves_and_how_many_are_draws():
+    from types import SimpleNamespace
+    from tools.games.follow import FollowRun, score
+    rules = Rules.parse("classic")
+    deal = " ".join(str(c) for c in rules.deck_cards())
+    truth = {"rules": "classic", "deal": deal, "illegal": [], "hold": 10,
+             "moves": [{"move": m, "frames": [i, i + 1]} for i, m in enumerate(["draw", "draw"])]}
+    moves = [Move.draw()] * 4 + [Move.parse("KS")]
+    run = FollowRun(follower=SimpleNamespace(moves=moves, events=[]), frames=10, recognise_each=[0.01] * 10)
+    s = score(truth, run)
+    assert (s["matched"], s["phantom"], s["phantom_draws"]) == (2, 3, 2)
