@@ -1704,3 +1704,18 @@ def test_table_moving_on_past_an_unexplained_view_is_recorded_by_a_larger_search
     assert events[0].kind == "check" and "the table moved on" in events[0].text, events
     assert sorted(map(str, f.moves)) == sorted(map(str, pairs)) and f.state.key() == truth.key()
     assert f.status == "check"
+
+
+def test_moves_entered_by_hand_end_the_waits():
+    # A lifted waste top waiting for the next view (or a lone card for its verdict) is settled by the
+    # person entering what happened: no illegal said later, no card forgotten from a view kept.
+    rules, truth, f = _two_draws_top_unpairable(11)
+    beneath = truth.waste[0][-2]
+    f.feed(replace(layout_of(truth, frame=10), waste=((beneath,),)))
+    assert f.status == "pending"
+    f.override([Move.draw()])
+    truth = truth.apply(Move.draw())
+    assert f.status == "ok" and f.tick(10 + int(10 * f.lone_s * f.fps)) == []
+    events = f.feed(layout_of(truth, frame=400))
+    assert not any(e.kind == "illegal" or "seen again" in e.text for e in events), events
+    assert f.moves == (Move.draw(),) * 3 and f.state.key() == truth.key()

@@ -442,6 +442,8 @@ class Follower(UnexplainedViews, RecordRevisions):
             new = self._record(found, frame)
         self.status = "ok"
         self._last_illegal = None
+        # the person's word settles what the waits were for: no lone card's verdict, no view kept
+        self._lone, self._beneath = None, None
         self.events.extend(new)
         return new
 
