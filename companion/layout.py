@@ -41,6 +41,17 @@ def br_cover_of(rows: int, inverted: bool) -> tuple[int, ...]:
     return tuple(idx.get((r - 1, i), -1) if inverted else idx.get((r + 1, i + 1), -1) for (r, i) in idx)
 
 
+@lru_cache(maxsize=16)
+def up_left_of(rows: int, inverted: bool) -> tuple[int, ...]:
+    """For each slot, the slot whose card's bottom-right corner its card covers (-1: none): the
+    inverse of ``br_cover_of``."""
+    out = [-1] * (rows * (rows + 1) // 2)
+    for m, s in enumerate(br_cover_of(rows, inverted)):
+        if s >= 0:
+            out[s] = m
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class SlotReading:
     """One place on the table: a card (or ``None`` when the place is empty)."""

@@ -434,8 +434,7 @@ class Follower(UnexplainedViews, RecordRevisions):
         else:
             if self._last_obs is None:
                 return []
-            found = self._explain(self.game.state, self._last_obs, self.max_moves * 2, self.max_nodes * 10,
-                                  hidden=True)
+            found = self._best_explanation(self.game.state, self._last_obs)
             if found is None:
                 raise IllegalMoveError("override: no legal sequence of moves leads to the table as seen; "
                                        "enter the moves played instead")
@@ -446,6 +445,11 @@ class Follower(UnexplainedViews, RecordRevisions):
         self._lone, self._beneath = None, None
         self.events.extend(new)
         return new
+
+    def _best_explanation(self, state: Any, obs: Observation) -> Optional[Explanation]:
+        """The best explanation of ``obs`` from a larger search, hidden draws guessed: what the person
+        accepting the table, or a table that moved on past "illegal", records."""
+        return self._explain(state, obs, self.max_moves * 2, self.max_nodes * 10, hidden=True)
 
     # --- output ------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

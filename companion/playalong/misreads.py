@@ -267,10 +267,15 @@ def legal_removal(state: Any, obs: Observation, slots: list[int]) -> bool:
     vanished = [c for c in open_cards(state) if c not in seen]
     if not vanished:
         return True
-    if len(vanished) > 2:
+    return removal_is_legal(state, vanished)
+
+
+def removal_is_legal(state: Any, cards: list[Card]) -> bool:
+    """Whether taking ``cards`` (one or two) together is a legal removal in ``state``."""
+    if not 1 <= len(cards) <= 2:
         return False
     try:
-        return not state.why_illegal(Move.remove(*vanished))
+        return not state.why_illegal(Move.remove(*cards))
     except Exception:  # noqa: BLE001 - no such move at all
         return False
 
@@ -285,10 +290,4 @@ def pyramid_moved_legally(state: Any, obs: Observation) -> bool:
     if not gone:
         return True
     tops = [p[-1] for p in state.waste if p and p[-1] is not None]
-    for cards in [gone] + [gone + [t] for t in tops]:
-        try:
-            if len(cards) <= 2 and not state.why_illegal(Move.remove(*cards)):
-                return True
-        except Exception:  # noqa: BLE001 - no such move at all
-            continue
-    return False
+    return any(removal_is_legal(state, cards) for cards in [gone] + [gone + [t] for t in tops])

@@ -55,7 +55,8 @@ class RecordRevisions:
         seen = obs.visible()
         rules = self.rules
         deal = self.game.deal
-        for wrong in sorted((self._guessed | set(self._learned())) & seen & self.game.state.removed, key=lambda c: c.index):
+        named = self._guessed | self._learned().keys()
+        for wrong in sorted(named & seen & self.game.state.removed, key=lambda c: c.index):
             index = deal.cards.index(wrong)
             known = set(deal.known())
             for other in sorted(rules.deck_cards(), key=lambda c: (not looks_alike(c, wrong), c.index)):
@@ -78,13 +79,12 @@ class RecordRevisions:
                 self._checkpoints.clear()
                 if wrong in self._guessed:
                     self._guessed.discard(wrong)
-                    self._guessed.add(other)
                     text = f"{wrong} is on the table: the hidden pair used {other}, not {wrong} (record corrected)"
                 else:
                     text = (f"{wrong} is on the table: the stock card the camera read as {wrong} when it was "
                             f"turned, and taken in a pair, was another card of its rank, assumed {other} "
                             "(record corrected)")
-                    self._guessed.add(other)
+                self._guessed.add(other)  # a guess: a later sight of it corrects it again
                 events = [Event(obs.frame, CHECK, text)]
                 return events + self._record(found, obs.frame)
         return None

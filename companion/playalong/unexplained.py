@@ -90,7 +90,7 @@ class UnexplainedViews:
             # (illegal), or not (g00548, g00502). No clock: a person thinks on after a draw
             # longer than anyone holds a card lifted.
             self._lone = LoneCard(obs.frame, text, cards=tuple(gone_now), beneath=True)
-            self._beneath = (fixed, *gone_now)
+            self._beneath = (fixed, next(iter(gone_now)))
             self.status = "pending"
             return new
         # no removal in progress explains it: a stock card misread when it was turned, or one
@@ -115,10 +115,10 @@ class UnexplainedViews:
             self.status = "pending"
             return new
         if (not wrong and self.status == "illegal" and self._illegal_gone and gone_now > self._illegal_gone
-                and not (fixed.visible() & state.removed)):
+                and not back):
             # the table moved on past a removal said illegal (more cards gone, none back): the
             # best explanation of it with a larger search, as the person's "accept the table"
-            moved = self._explain(state, fixed, self.max_moves * 2, self.max_nodes * 10, hidden=True)
+            moved = self._best_explanation(state, fixed)
             if moved is not None and moved.moves:
                 went = ", ".join(sorted(map(str, self._illegal_gone)))
                 new.append(Event(obs.frame, CHECK, f"the table moved on after {went} went: recorded as "

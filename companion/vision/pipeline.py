@@ -49,7 +49,7 @@ from typing import Any, Optional, Protocol, Sequence
 import numpy as np
 
 from companion.cards import CARD_CODES, DECK, Card
-from companion.layout import SlotReading, TableLayout, slot_name
+from companion.layout import SlotReading, TableLayout, slot_name, up_left_of
 from companion.rules import Rules
 from companion.vision.detections import Detections
 from companion.vision.few_cards import FEW_MAX, FewCards, better_fit, few_cards_on
@@ -307,7 +307,7 @@ class LayoutPipeline(SecondLooks):
         # overlapping by about a row: the index shows on the next row's slot once it is cleared).
         # A slot outside the picture is out of view, not empty (val_s22_000087: 2S kept on row 3
         # under the rows cut off, its twin on the lowest row renamed 2C; 7 -> 4 slots wrong).
-        up_left = {int(c): m for m, c in enumerate(br_cover) if c >= 0}  # the node whose corner each covers
+        up_left = up_left_of(rules.rows, rules.inverted)  # the node whose corner each node covers
         for node in range(n_nodes):
             j = winner[node]
             if j < 0:
@@ -325,7 +325,7 @@ class LayoutPipeline(SecondLooks):
             # that card next: that card's index, bared as this slot's card was taken (a rendered
             # whole game, g00505: TD taken, KS's second index read KC 0.5 / KS 0.3 on TD's slot,
             # frame after frame, so TD never left and 18 of 73 moves were lost).
-            m = up_left.get(node, -1)
+            m = up_left[node]
             if (twins and m >= 0 and winner[m] >= 0
                     and reads[j].alts.get(reads[winner[m]].card, 0.0) >= BARED_ALT
                     and np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45):
