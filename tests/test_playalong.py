@@ -445,6 +445,37 @@ def test_second_index_bared_by_a_removal_and_misread_is_no_card():
     assert g.moves[n:] == () and [e.kind for e in events] == ["check"]
 
 
+def test_bared_index_read_as_another_rank_is_no_card_when_its_card_is_the_runner_up():
+    # A rendered whole game (g00608): 4C taken with 9C, 7C's second index bared on 4C's slot and
+    # read AC (50%), 2C and 7C the runners-up: the pair was "no legal sequence" and the record lost.
+    rules, truth, f = setup("classic", 21)
+    played, move, (row, index), up_left = _pair_baring_an_index(truth)
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    after = truth.apply(move)
+    seen = set(c for c in after.pyramid if c is not None) | {c for p in after.waste for c in p}
+    other = next(c for c in rules.deck_cards() if c.rank != up_left.rank and c not in seen
+                 and c not in truth.removed and c not in move.cards)
+    view = layout_of(after, frame=len(played) + 5)
+    events = f.feed(view.with_slot(row, index, SlotReading(other, 0.5, ((other, 0.5), (up_left, 0.16)))))
+    assert f.moves[n:] == (move,) and [e.kind for e in events] == ["check", "move"]
+    # without that runner-up the reading is no bared index: the pair is not recorded from this view
+    rules, truth, g = setup("classic", 21)
+    truth = follow_moves(g, truth, played)
+    g.feed(view.with_slot(row, index, SlotReading(other, 0.5, ((other, 0.5),))))
+    assert g.moves[n:] != (move,)
+    # read as a card the record holds off the pyramid (taken, or on the waste): it cannot lie there
+    rules, truth, h = setup("classic", 31)
+    played, move, (row, index), up_left = _pair_baring_an_index(truth)
+    truth = follow_moves(h, truth, played)
+    n = len(h.moves)
+    held = [c for c in list(truth.removed) + [c for p in truth.waste for c in p]
+            if c is not None and c.rank != up_left.rank and c not in move.cards]
+    view = layout_of(truth.apply(move), frame=len(played) + 5)
+    events = h.feed(view.with_slot(row, index, SlotReading(held[0], 0.5, ((held[0], 0.5),))))
+    assert h.moves[n:] == (move,) and [e.kind for e in events] == ["check", "move"]
+
+
 def test_doubtful_empty_reading_uses_the_score():
     rules, truth, f = setup("classic", 16)
     layout = layout_of(truth, frame=1)

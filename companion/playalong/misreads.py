@@ -82,15 +82,22 @@ def bared_indices(state: Any, obs: Observation, rules: Any) -> Iterable[tuple[Ob
     """A slot whose card was read as another card of the rank of the card up-left of it, still in
     place: that card's second index, bared as the slot's card was taken, misread by suit (a rendered
     whole game, g00521: JD taken with 2S, 2C's second index read 2S on JD's slot for the rest of the
-    game, every later move "taken while still covered"). The slot seen empty."""
+    game, every later move "taken while still covered"); or read as another card with that one a
+    likely runner-up, or as a card the record holds off the pyramid. The slot seen empty."""
     expected = expected_pyramid(state)
     under = br_cover_of(rules.rows, rules.inverted)
     for m, s in enumerate(under):
         exp, up_left = (expected[s], expected[m]) if s >= 0 else (None, None)
         if exp is None or up_left is None or obs.pyramid[s] is not exp or obs.pyramid[m] is not up_left:
             continue
-        got = obs.readings[s].card if s < len(obs.readings) else None  # before ``eye_check`` named it
-        if got is None or got is exp or got.rank != up_left.rank or exp.rank == up_left.rank:
+        reading = obs.readings[s] if s < len(obs.readings) else None
+        got = reading.card if reading is not None else None  # before ``eye_check`` named it
+        if got is None or got is exp or exp.rank == up_left.rank:
+            continue
+        # read as that index (its rank, or that card a likely runner-up: g00608, 7C's index read
+        # AC, 2C, 7C as 4C was taken), or as a card the record holds off the pyramid
+        if not (got.rank == up_left.rank or up_left in {c for c, p in reading.alternatives if p >= 0.1}
+                or got in state.removed or any(got in pile for pile in state.waste)):
             continue
         pyramid = list(obs.pyramid)
         pyramid[s] = None
