@@ -211,6 +211,37 @@ def test_evaluate_follow_replays_what_it_recorded(tmp_path, capsys):
     assert "no recording" in capsys.readouterr().err
 
 
+def test_evaluate_follow_replays_the_frames_it_recorded(tmp_path, capsys):
+    """``--record-frames`` then ``--replay-frames``: every frame's reading kept, run through the fuser
+    and follower again, gives the same figures; a fuser changed meanwhile would give its own."""
+    from tools import evaluate_follow
+    from tools.games.follow import follow_game
+    from tools.games.replay import load_frames, replay_frames
+    if not SAMPLES:
+        pytest.skip("no committed sample games")
+    folder = SAMPLES[0]
+    assert evaluate_follow.main([str(folder), "--detector", "fake", "--deal", "checked",
+                                 "--record-frames", str(tmp_path / "frames")]) == 0
+    followed = capsys.readouterr().out
+    assert evaluate_follow.main([str(folder), "--deal", "checked", "--replay-frames", str(tmp_path / "frames")]) == 0
+    replayed = capsys.readouterr().out
+    for start in ("every move recovered", "games with a phantom", "illegal removals", "deal as first"):
+        line = next(x for x in followed.splitlines() if x.startswith(start))
+        assert line in replayed.splitlines()
+    record = load_frames(tmp_path / "frames" / f"{folder.name}.pkl")
+    run = replay_frames(record, folder)
+    assert run.frames == len(record["readings"]) and run.recognise_each == record["recognise_each"]
+    assert run.moves
+    # the kept readings are what is replayed: the first frame's reading throughout is a table
+    # nobody touched
+    still = dict(record, readings=[record["readings"][0]] * len(record["readings"]))
+    assert replay_frames(still, folder).moves == []
+    with pytest.raises(ValueError, match="readings kept for a game of"):
+        follow_game(folder, readings=record["readings"][:-1])
+    assert evaluate_follow.main([str(folder), "--deal", "layout", "--replay-frames", str(tmp_path / "frames")]) == 2
+    assert "was recorded with --deal checked" in capsys.readouterr().err
+
+
 def test_score_counts_phantom_moves_and_how_many_are_draws():
     from types import SimpleNamespace
     from tools.games.follow import FollowRun, score

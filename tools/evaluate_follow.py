@@ -11,7 +11,8 @@ onnx``), else the fake detector fed by each frame's truth labels; the output say
 ``--deal known`` gives the whole deal, stock order included (``follow --deal "52 codes"``).
 ``--record DIR`` keeps each game's stable layouts (``tools/games/replay.py``); ``--replay DIR`` runs
 them through the current follower in seconds, with the recognition figures of the recording
-(following time: the follower alone).
+(following time: the follower alone). ``--record-frames DIR`` / ``--replay-frames DIR`` do the same
+with every frame's reading, for the fuser and follower (a fusion change measured in seconds).
 """
 
 from __future__ import annotations
@@ -45,9 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     how.add_argument("--record", type=Path, help="keep each game's stable layouts here (DIR/<game>.pkl)")
     how.add_argument("--replay", type=Path, help="replay the layouts kept here (--record) through the current "
                                                  "follower instead of reading the videos")
+    how.add_argument("--record-frames", type=Path, help="keep every frame's reading here (DIR/<game>.pkl, "
+                                                        "about 10 MB a game)")
+    how.add_argument("--replay-frames", type=Path, help="replay the frames' readings kept here (--record-frames) "
+                                                        "through the current fuser and follower")
     args = p.parse_args(argv)
     from tools.games.follow import follow_game, score
-    from tools.games.replay import load_recording, replay, save_recording
+    from tools.games.replay import load_frames, load_recording, replay, replay_frames, save_frames, save_recording
     root = Path(args.games)
     folders = [root] if (root / "truth.json").exists() else sorted(d for d in root.iterdir()
                                                                    if (d / "truth.json").exists())
@@ -58,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no rendered games in {str(root)!r}", file=sys.stderr)
         return 2
     detector = None
-    if args.detector in ("auto", "onnx") and not args.replay:
+    if args.detector in ("auto", "onnx") and not (args.replay or args.replay_frames):
         try:
             from companion.vision.detector import load_detector
             detector = load_detector()
@@ -70,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for folder in folders:
         truth = json.loads((folder / "truth.json").read_text())
-        if args.replay:
-            path = args.replay / f"{folder.name}.pkl"
+        if args.replay or args.replay_frames:
+            path = (args.replay or args.replay_frames) / f"{folder.name}.pkl"
             try:
-                record = load_recording(path)
+                record = load_recording(path) if args.replay else load_frames(path)
             except (OSError, ValueError) as exc:
                 print(f"error: no recording of {folder.name}: {exc}", file=sys.stderr)
                 return 2
@@ -82,14 +87,17 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr)
                 return 2
             from companion.rules import Rules
-            run = replay(record, Rules.parse(truth["rules"]))
+            run = replay(record, Rules.parse(truth["rules"])) if args.replay else replay_frames(record, folder)
         else:
             det = detector if detector is not None and truth.get("video") else None
             calls: list | None = [] if args.record else None
+            kept: list | None = [] if args.record_frames else None
             run = follow_game(folder, detector=det, known_deal=args.deal == "known",
-                              checked_deal=args.deal == "checked", log=calls)
+                              checked_deal=args.deal == "checked", log=calls, keep_readings=kept)
             if args.record:
                 save_recording(args.record / f"{folder.name}.pkl", calls, run, args.deal)
+            if args.record_frames:
+                save_frames(args.record_frames / f"{folder.name}.pkl", kept, run, args.deal)
         s = score(truth, run)
         s["detector"] = run.detector
         rows.append(s)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -64,7 +64,8 @@ class FollowRun:
 
 def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: Optional[int] = None,
                 known_deal: bool = False, checked_deal: bool = False,
-                on_layout: Optional[Callable[[int, Any], None]] = None, log: Optional[list] = None) -> FollowRun:
+                on_layout: Optional[Callable[[int, Any], None]] = None, log: Optional[list] = None,
+                readings: Optional[Sequence[Any]] = None, keep_readings: Optional[list] = None) -> FollowRun:
     """Follow one rendered game. ``detector``: an object with ``detect(image)`` run on the frames
     (needs the video), or None for the fake detector fed by the labels. ``known_deal``: start from
     the whole deal (``follow --deal`` with all 52 cards), else from the first stable layout;
@@ -72,7 +73,9 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     by the person (``checked_deal_text``), the stock unknown; with either deal the pipeline knows
     each card's slot (``LayoutPipeline.know_deal``), as in the app and ``follow --deal``. ``k``:
     the fuser's window (default one second at the game's fps, ``LayoutFuser.for_fps``). ``log``: the
-    calls made on the ``FollowStart`` are appended to it (``tools.games.replay``)."""
+    calls made on the ``FollowStart`` are appended to it (``tools.games.replay``). ``keep_readings``:
+    each frame's pipeline reading is appended to it; ``readings``: such readings are used instead of
+    reading the frames (the detector and video unused; ``tools.games.replay.replay_frames``)."""
     from companion.errors import CompanionError
     from companion.game import Deal
     from companion.playalong.start import FollowStart
@@ -99,16 +102,22 @@ def follow_game(folder: str | Path, *, detector: Any = None, seed: int = 0, k: O
     rng = np.random.default_rng([seed, truth["seed"]])
     run = FollowRun(detector="fake (fed by the truth labels)" if detector is None else repr(detector))
     images: Iterable[Any] = [None] * len(records)
-    if detector is not None:
+    if readings is not None and len(readings) != len(records):
+        raise ValueError(f"{len(readings)} readings kept for a game of {len(records)} frames")
+    if detector is not None and readings is None:
         from companion.vision.sources import open_source
         images = (img for _, img in open_source(str(Path(folder) / truth["video"])))
     for f, (rec, image) in enumerate(zip(records, images)):
         t0 = time.perf_counter()
-        if detector is None:
+        if readings is not None:
+            reading = readings[f]
+        elif detector is None:
             reading = pipeline.read(fake_detections(rec, size, rng, truth.get("card_width_px", 60.0)), frame=f)
         else:  # the app's and the follow command's path: with the second looks (companion.vision.second_look)
             reading = pipeline.process(image, frame=f)
         t1 = time.perf_counter()
+        if keep_readings is not None:
+            keep_readings.append(reading)
         before = fuser.skipped
         layout = fuser.update(reading, frame=f)
         skipped += fuser.skipped - before
