@@ -421,23 +421,29 @@ def _pair_baring_an_index(truth):
     return played, move, place, up_left
 
 
+def _followed_to_a_bared_pair(seed: int):
+    """A classic game followed up to a pair whose taking bares the second index of the card
+    up-left of one of its slots: (rules, follower, state before the pair, moves played, the pair,
+    its (row, index), the up-left card, moves recorded, the state after, the cards seen after)."""
+    rules, truth, f = setup("classic", seed)
+    played, move, (row, index), up_left = _pair_baring_an_index(truth)
+    truth = follow_moves(f, truth, played)
+    after = truth.apply(move)
+    seen = set(c for c in after.pyramid if c is not None) | {c for p in after.waste for c in p}
+    return rules, f, truth, played, move, (row, index), up_left, len(f.moves), after, seen
+
+
 def test_second_index_bared_by_a_removal_and_misread_is_no_card():
     # A rendered whole game (g00521): JD taken with 2S, and 2C's second index, bared on JD's slot,
     # read as 2S frame after frame: JD "never left", every later move "taken while still covered".
-    rules, truth, f = setup("classic", 21)
-    played, move, (row, index), up_left = _pair_baring_an_index(truth)
-    truth = follow_moves(f, truth, played)
-    n = len(f.moves)
-    after = truth.apply(move)
-    seen = set(c for c in after.pyramid if c is not None) | {c for p in after.waste for c in p}
+    rules, f, truth, played, move, (row, index), up_left, n, after, seen = _followed_to_a_bared_pair(21)
     twin = next(c for c in rules.deck_cards() if c.rank == up_left.rank and c is not up_left and c not in seen)
     view = layout_of(after, frame=len(played) + 5).with_slot(row, index, SlotReading(twin, 0.67, ((twin, 0.67),)))
     events = f.feed(view)
     assert f.moves[n:] == (move,) and [e.kind for e in events] == ["check", "move"]
     assert str(up_left) in events[0].text and str(twin) in events[0].text
     # the slot's own card misread as a card of another rank is still a misread, not a removal
-    rules, truth, g = setup("classic", 21)
-    truth = follow_moves(g, truth, played)
+    _, g, truth, *_ = _followed_to_a_bared_pair(21)
     card = truth.pyramid[[(r, i) for r in range(7) for i in range(r + 1)].index((row, index))]
     stranger = next(c for c in rules.deck_cards() if c.rank not in (up_left.rank, card.rank) and c not in seen
                     and c not in truth.pyramid)
@@ -448,30 +454,21 @@ def test_second_index_bared_by_a_removal_and_misread_is_no_card():
 def test_bared_index_read_as_another_rank_is_no_card_when_its_card_is_the_runner_up():
     # A rendered whole game (g00608): 4C taken with 9C, 7C's second index bared on 4C's slot and
     # read AC (50%), 2C and 7C the runners-up: the pair was "no legal sequence" and the record lost.
-    rules, truth, f = setup("classic", 21)
-    played, move, (row, index), up_left = _pair_baring_an_index(truth)
-    truth = follow_moves(f, truth, played)
-    n = len(f.moves)
-    after = truth.apply(move)
-    seen = set(c for c in after.pyramid if c is not None) | {c for p in after.waste for c in p}
+    rules, f, truth, played, move, (row, index), up_left, n, after, seen = _followed_to_a_bared_pair(21)
     other = next(c for c in rules.deck_cards() if c.rank != up_left.rank and c not in seen
                  and c not in truth.removed and c not in move.cards)
     view = layout_of(after, frame=len(played) + 5)
     events = f.feed(view.with_slot(row, index, SlotReading(other, 0.5, ((other, 0.5), (up_left, 0.16)))))
     assert f.moves[n:] == (move,) and [e.kind for e in events] == ["check", "move"]
     # without that runner-up the reading is no bared index: the pair is not recorded from this view
-    rules, truth, g = setup("classic", 21)
-    truth = follow_moves(g, truth, played)
+    _, g, *_ = _followed_to_a_bared_pair(21)
     g.feed(view.with_slot(row, index, SlotReading(other, 0.5, ((other, 0.5),))))
     assert g.moves[n:] != (move,)
     # read as a card the record holds off the pyramid (taken, or on the waste): it cannot lie there
-    rules, truth, h = setup("classic", 31)
-    played, move, (row, index), up_left = _pair_baring_an_index(truth)
-    truth = follow_moves(h, truth, played)
-    n = len(h.moves)
+    rules, h, truth, played, move, (row, index), up_left, n, after, _ = _followed_to_a_bared_pair(31)
     held = [c for c in list(truth.removed) + [c for p in truth.waste for c in p]
             if c is not None and c.rank != up_left.rank and c not in move.cards]
-    view = layout_of(truth.apply(move), frame=len(played) + 5)
+    view = layout_of(after, frame=len(played) + 5)
     events = h.feed(view.with_slot(row, index, SlotReading(held[0], 0.5, ((held[0], 0.5),))))
     assert h.moves[n:] == (move,) and [e.kind for e in events] == ["check", "move"]
 

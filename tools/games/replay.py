@@ -33,20 +33,29 @@ FRAMES_FORMAT = "frames-1"
 
 def save_recording(path: Path, calls: list, run: FollowRun, deal_mode: str) -> None:
     """Write the calls of one followed game (``follow_game(..., log=calls)``) and its run's figures."""
+    _save(path, {"format": FORMAT, "deal": deal_mode, "calls": calls, "frames": run.frames,
+                 "recognise_each": run.recognise_each, "first_layout": run.first_layout,
+                 "detector": run.detector, "stable": run.stable})
+
+
+def _save(path: Path, record: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"format": FORMAT, "deal": deal_mode, "calls": calls, "frames": run.frames,
-              "recognise_each": run.recognise_each, "first_layout": run.first_layout,
-              "detector": run.detector, "stable": run.stable}
-    with open(path, "wb") as fh:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as fh:
         pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.replace(path)  # a run cut short leaves no half-written recording
+
+
+def _load(path: Path, fmt: Any, what: str) -> dict[str, Any]:
+    with open(path, "rb") as fh:
+        record = pickle.load(fh)  # noqa: S301 - a cache this tool wrote
+    if not isinstance(record, dict) or record.get("format") != fmt:
+        raise ValueError(f"{str(path)!r} is not a {what} of format {fmt!r}: record it again")
+    return record
 
 
 def load_recording(path: Path) -> dict[str, Any]:
-    with open(path, "rb") as fh:
-        record = pickle.load(fh)  # noqa: S301 - a cache this tool wrote
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise ValueError(f"{str(path)!r} is not a follow recording of format {FORMAT}: record it again")
-    return record
+    return _load(path, FORMAT, "follow recording")
 
 
 def replay(record: dict[str, Any], rules: Rules) -> FollowRun:
@@ -80,21 +89,12 @@ def replay(record: dict[str, Any], rules: Rules) -> FollowRun:
 
 def save_frames(path: Path, readings: list, run: FollowRun, deal_mode: str) -> None:
     """Write each frame's reading of one followed game (``follow_game(..., keep_readings=...)``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"format": FRAMES_FORMAT, "deal": deal_mode, "readings": readings,
-              "recognise_each": run.recognise_each, "detector": run.detector}
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    tmp.replace(path)  # a run cut short leaves no half-written recording
+    _save(path, {"format": FRAMES_FORMAT, "deal": deal_mode, "readings": readings,
+                 "recognise_each": run.recognise_each, "detector": run.detector})
 
 
 def load_frames(path: Path) -> dict[str, Any]:
-    with open(path, "rb") as fh:
-        record = pickle.load(fh)  # noqa: S301 - a cache this tool wrote
-    if not isinstance(record, dict) or record.get("format") != FRAMES_FORMAT:
-        raise ValueError(f"{str(path)!r} is not a frame recording of format {FRAMES_FORMAT!r}: record it again")
-    return record
+    return _load(path, FRAMES_FORMAT, "frame recording")
 
 
 def replay_frames(record: dict[str, Any], folder: Path) -> FollowRun:
