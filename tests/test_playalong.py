@@ -230,6 +230,37 @@ def _hidden_draw_and_pair(seed: int = 9):
     return rules, f, state, after.apply(pair), lifted
 
 
+def test_pair_with_a_slot_read_as_another_card_beats_a_guessed_hidden_draw():
+    # A rendered whole game (g00645): JC+2S taken behind a hand, JC's emptied slot read KC. Taken
+    # for JC misread, the view was "JD turned and paired with 2S out of sight", and every later
+    # removal near JC "taken while still covered" (2 of 81 moves). The pair that explains the view
+    # with that slot seen empty, no card guessed, is what happened.
+    places = [(r, i) for r in range(7) for i in range(r + 1)]
+
+    def find(state):
+        if not state.stock or state.stock[0] is None:
+            return None
+        for m in state.legal_moves():
+            if m.kind == "remove" and len(m.cards) == 2 and all(c in state.pyramid for c in m.cards):
+                for a, b in (m.cards, m.cards[::-1]):
+                    if state.stock[0].rank == a.rank:  # b also pairs with the next stock card
+                        return m, a
+        return None
+
+    rules, truth, f = setup("classic", 12)
+    _, played, (move, kept) = play_until(truth, find, random.Random(12))
+    state = follow_moves(f, truth, played)
+    n = len(f.moves)
+    after = state.apply(move)
+    row, index = places[state.pyramid.index(kept)]
+    stranger = next(c for c in reversed(state.stock) if c is not None and c.rank != kept.rank
+                    and c is not state.stock[0])
+    view = layout_of(after, frame=500).with_slot(row, index, SlotReading(stranger, 0.4))
+    events = f.feed(view)
+    assert f.moves[n:] == (move,)
+    assert any(e.kind == "check" and str(stranger) in e.text and "no card" in e.text for e in events)
+
+
 def test_guessed_draw_and_pair_stands_when_the_table_moves_on():
     # g00315 (rendered): JS gone after a hand (draw 2C, JS+2C out of sight). The clock called it
     # "JS removed alone" and the record waited for a guess until the game ended.

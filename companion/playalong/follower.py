@@ -252,6 +252,22 @@ class Follower(UnexplainedViews, RecordRevisions):
                 settled = self._settle_beneath(beneath[0])
                 if settled:
                     return settled + self._process(obs)
+            if found is not None and found.guessed and checks and not self._deal_read:
+                # a slot read as another card (taken for its card misread) seen empty instead
+                # explains the view with no guess at hidden cards: its card was taken (g00645:
+                # JC+2S, JC's emptied slot read KC; "JD turned and paired with 2S" guessed). Not
+                # with a deal as the camera read it: its misread slots read so again (g00313)
+                for (slot, got), _ in checks:
+                    if not isinstance(slot, int):
+                        continue
+                    alt_obs = fixed.with_pyramid(tuple(None if k == slot else c for k, c in enumerate(fixed.pyramid)))
+                    alt = self._explain(state, alt_obs, max_moves, max_nodes)
+                    if alt is not None and not alt.guessed and alt.moves:
+                        found, used, fixed = alt, alt_obs, alt_obs
+                        checks = [c for c in checks if c[0] != (slot, got)] + [(
+                            (slot, got), f"check {slot_name(slot)}: the camera reads {got}, taken for no card "
+                                         f"(its card taken)")]
+                        break
             if found is not None and found.guessed and self._deal_read:
                 # a slot of the deal as the camera read it otherwise explains the view with no
                 # guess at hidden cards (7D+6S where the deal says AD): surer than the guess
