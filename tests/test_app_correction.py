@@ -116,6 +116,25 @@ def test_sure_read_with_a_close_runner_up_is_marked():
     assert not s.flags(place).low and not s.problems()
 
 
+def test_a_court_read_less_than_surely_is_marked():
+    """J, Q and K are read one for another on decks the model never saw, often at 70% with no
+    close runner-up (a rendered game: JS read QS at 71%, JS 4%): a court under ``COURT_CONFIDENCE``
+    is marked; a number card as sure is not."""
+    from companion.app.correction import COURT_CONFIDENCE, LOW_CONFIDENCE
+    rules = Rules.preset("classic")
+    layout = recognised_layout(rules)
+    score = (LOW_CONFIDENCE + COURT_CONFIDENCE) / 2
+    place = Place.parse("r3s2")
+    court = CorrectionSession(rules, layout.with_slot(2, 1, SlotReading(C("QS"), score, ((C("QS"), score),))))
+    assert court.flags(place).low and not court.blocking_problems()
+    assert [text for p, text in court.problems() if p == place] == [
+        f"r3s2: QS read with {score:.0%} certainty (J, Q and K are easily read one for another); check it"]
+    number = CorrectionSession(rules, layout.with_slot(2, 1, SlotReading(C("9S"), score, ((C("9S"), score),))))
+    assert not number.flags(place).needs_check and not number.problems()
+    sure = CorrectionSession(rules, layout.with_slot(2, 1, SlotReading(C("QS"), 0.95, ((C("QS"), 0.95),))))
+    assert not sure.flags(place).needs_check
+
+
 def test_correction_workflow_in_window(window_factory, qtbot):
     from PySide6.QtCore import Qt
 
