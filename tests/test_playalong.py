@@ -1043,6 +1043,77 @@ def test_draw_read_as_a_removed_court_of_its_suit_is_recorded_with_a_check():
     assert any(e.kind == "check" and f"reads {king}, the game has {court}" in e.text for e in events)
 
 
+def _open_pair_and_its_twin_drawn_first(rules):
+    """A deal with a pair X+Y open at the start (X not a court) and X's twin (its rank, the other
+    suit of its colour: 8S for 8C) the first card the stock turns."""
+    for seed in range(300):
+        deal = Deal.random(rules, random.Random(seed))
+        for m in GameState.initial(rules, deal).legal_moves():
+            x = next((c for c in m.cards if c.rank <= 10), None) if m.kind == "remove" else None
+            if x is None:
+                continue
+            twin = next(c for c in rules.deck_cards() if c.rank == x.rank and c is not x
+                        and (c.suit in "DH") == (x.suit in "DH"))
+            cards = list(deal.cards)
+            k, first = cards.index(twin), rules.pyramid_size
+            if k >= first:
+                cards[k], cards[first] = cards[first], cards[k]
+                return Deal(rules, cards), m, x, twin
+    raise AssertionError("no such deal")
+
+
+@pytest.mark.parametrize("read_as_removed", [True, False])
+def test_first_pass_draw_read_as_a_removed_card_it_looks_like_is_that_draw(read_as_removed):
+    # The first pass: the card turned is its rank's twin of a card taken before, and its index is
+    # read as that card (g00621: QH turned, read KH, a king taken alone before): "KH reappears"
+    # was said and the draw never recorded. A card never seen that looks like it was turned.
+    rules = Rules.preset("classic")
+    deal, pair, x, twin = _open_pair_and_its_twin_drawn_first(rules)
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve))
+    f.feed(layout_of(truth, frame=0))
+    truth = follow_moves(f, truth, [pair])
+    truth = truth.apply(Move.draw())
+    view = layout_of(truth, frame=100)
+    events = f.feed(replace(view, waste=((x,),)) if read_as_removed else view)
+    assert f.state.key() == truth.key() and f.moves == (pair, Move.draw()) and "illegal" not in kinds(f)
+    said = [e.text for e in events if e.kind == "check"]
+    assert said == ([f"check the waste: the camera reads {x} (taken before), taken for {twin}, a card not seen "
+                     "yet that looks like it"] if read_as_removed else []), events
+
+
+def test_card_under_a_king_taken_read_as_a_removed_card_it_looks_like_is_that_card():
+    # g00621: QH turned (its draw recorded), KC turned on it and taken alone; the QH under it read
+    # as KH, taken long before: "KH reappears" said and KC's removal never recorded.
+    rules = Rules.preset("classic")
+    first = rules.pyramid_size
+    for seed in range(300):
+        cards = list(Deal.random(rules, random.Random(seed)).cards)
+        king = next((m for m in GameState.initial(rules, Deal(rules, cards)).legal_moves()
+                     if m.kind == "remove" and len(m.cards) == 1), None)
+        if king is None:
+            continue
+        queen = next(c for c in rules.deck_cards() if c.rank == 12 and c.suit == king.cards[0].suit)
+        other = next((c for c in cards[first:] if rules.is_king(c)), None)
+        if cards.index(queen) >= first and other is not None:
+            for i, card in enumerate((queen, other)):
+                k = cards.index(card)
+                cards[k], cards[first + i] = cards[first + i], cards[k]
+            break
+    else:
+        raise AssertionError("no deal with an open king, its queen and another king in the stock")
+    deal = Deal(rules, cards)
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve))
+    f.feed(layout_of(truth, frame=0))
+    truth = follow_moves(f, truth, [king, Move.draw(), Move.draw()])
+    n = len(f.moves)
+    truth = truth.apply(Move.remove(other))
+    events = f.feed(replace(layout_of(truth, frame=40), waste=((king.cards[0],),)))  # a clear view
+    assert f.state.key() == truth.key() and f.moves[n:] == (Move.remove(other),) and "illegal" not in kinds(f)
+    assert any(e.kind == "check" and f"reads {king.cards[0]}, the game has {queen}" in e.text for e in events)
+
+
 def _two_open_removals(preset: str):
     """A deal with two removals open at the start that share no card (either may go first)."""
     for seed in range(1, 300):

@@ -291,7 +291,8 @@ class Follower(UnexplainedViews, RecordRevisions):
                 self.status = "pending"
                 return new
             if found is None:
-                for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, not self._gap):
+                for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, not self._gap,
+                                                             self._record_doubts()):
                     found = self._explain(state, alt_obs, max_moves, max_nodes)
                     if found is not None:  # the reading it took replaces what was said of that place
                         checks = [c for c in checks if c[0] not in {k for k, _ in alt_checks}] + alt_checks
@@ -357,6 +358,12 @@ class Follower(UnexplainedViews, RecordRevisions):
         self.status = "check" if open_now or phantoms else "ok"
         self.events.extend(new)
         return new
+
+    def _record_doubts(self) -> frozenset[Card]:
+        """The cards the record holds by a guess, or by the camera's reading of the deal (not
+        confirmed): seen where the record cannot have them, the record may be wrong, not the eye."""
+        read = self.game.deal.pyramid if self._deal_read else ()
+        return frozenset(self._guessed) | {c for c in read if c is not None}
 
     def _say_once(self, checks: list[tuple], frame: int) -> list[Event]:
         """Check events for the ``(key, text)`` checks not said before."""

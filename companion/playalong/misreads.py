@@ -56,9 +56,10 @@ def eye_check(state: Any, obs: Observation) -> tuple[Observation, list[tuple], l
     return fixed, checks, wrong
 
 
-def doubtful_readings(state: Any, obs: Observation, rules: Any,
-                      clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
-    """Observations with one doubtful slot read the way the game expects it."""
+def doubtful_readings(state: Any, obs: Observation, rules: Any, clear_view: bool,
+                      doubts: frozenset = frozenset()) -> Iterable[tuple[Observation, list[tuple]]]:
+    """Observations with one doubtful slot read the way the game expects it. ``doubts``: cards
+    the record named by a guess or by the deal as the camera read it (``doubtful_waste``)."""
     expected = expected_pyramid(state)
     for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
         if exp is got:
@@ -74,7 +75,7 @@ def doubtful_readings(state: Any, obs: Observation, rules: Any,
             text = (f"check {slot_name(s)}: the camera {what}{score_text(obs, s)}, the game has "
                     f"{exp if exp is not None else 'no card there'}")
             yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
-    yield from doubtful_waste(state, obs, rules, clear_view)
+    yield from doubtful_waste(state, obs, rules, clear_view, doubts)
     yield from bared_indices(state, obs, rules)
 
 
@@ -127,8 +128,8 @@ def unread_waste(state: Any, obs: Observation) -> Iterable[tuple[Observation, li
                                                                    f"card there, taken for {top}")]
 
 
-def doubtful_waste(state: Any, obs: Observation, rules: Any,
-                   clear_view: bool) -> Iterable[tuple[Observation, list[tuple]]]:
+def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool,
+                   doubts: frozenset = frozenset()) -> Iterable[tuple[Observation, list[tuple]]]:
     """The pyramid as the game has it, the view clear since the last layout, and a waste top
     that no legal draw can have turned (a stock card whose place is known, too deep for the
     one or two draws a clear view allows, or a card of the pyramid): the camera misread the
@@ -136,7 +137,10 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any,
     draw turns is of its rank and colour, that card (8S read for 8C). A removed card seen again is
     the person's doing, reported as such, unless the card one of the next two draws turns looks like
     it (a rendered whole game, g00528: QH turned after a draw the fusion missed, read KH, "KH
-    reappears" said and 27 of 94 moves lost)."""
+    reappears" said and 27 of 94 moves lost), or, the next card unknown (the first pass), a card
+    never seen that looks like it (``lookalikes``), or the card under the top (the top taken).
+    Not a card in ``doubts`` (named by a guess, or by the deal as the camera read it): seen
+    again, the record is wrong, not the eye."""
     if (not clear_view or obs.loose or obs.pyramid != expected_pyramid(state)
             or len(obs.waste) != len(state.waste)):
         return  # after a blocked view, many draws may have turned it: not the eye's doing
@@ -157,9 +161,23 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any,
             # right, then QS, taken long before: a draw and a deal "corrected" to QD, the rest lost)
             yield (obs.with_waste(((top,),)),
                    [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {top}")])
+        under = state.waste[0][-2] if len(state.waste[0]) >= 2 else None
+        if read in back and read not in doubts and under is not None and looks_alike(read, under):
+            # the top taken, the card under it read as a removed one it looks like (g00621: KC
+            # taken alone, the QH under it read KH again)
+            yield (obs.with_waste(((under,),)),
+                   [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {under}")])
         if turned is not None:
             yield (obs.with_waste(((turned,),)),
                    [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {turned}")])
+        elif read in back and read not in doubts and state.stock and state.stock[0] is None:
+            # the next card unknown (the first pass): a card not seen yet that looks like it,
+            # turned (g00621: QH turned, read KH, "KH reappears" said and its draw never recorded;
+            # 41 such "reappears" said in 80 rendered games, none true)
+            for card in lookalikes(read, state.unseen()):
+                yield (obs.with_waste(((card,),)),
+                       [(("waste", (read,)), f"check the waste: the camera reads {read} (taken before), "
+                                             f"taken for {card}, a card not seen yet that looks like it")])
     if not odd:
         return
     said = ", ".join(map(str, odd))
@@ -168,6 +186,13 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any,
     tops = ", ".join(str(p[-1]) for p in waste if p) or "nothing there"
     yield obs.with_waste(waste), [(("waste", tuple(odd)),
                                    f"check the waste: the camera reads {said}, the game has {tops}")]
+
+
+def lookalikes(card: Card, among: Iterable[Card]) -> list[Card]:
+    """The cards of ``among`` that look like ``card`` (``looks_alike``), likeliest first: a court
+    letter next to its own (Q for K), then the same rank in the other suit of its colour."""
+    alike = [c for c in among if c is not card and looks_alike(card, c)]
+    return sorted(alike, key=lambda c: (c.suit != card.suit, abs(c.rank - card.rank), c.index))
 
 
 def looks_alike(a: Card, b: Card) -> bool:
