@@ -277,6 +277,26 @@ def test_a_lone_waste_read_of_a_card_surely_on_the_pyramid_is_not_the_waste():
             assert any("also at waste" in p for p in reading.problems)
 
 
+def test_a_slot_misread_as_the_waste_card_does_not_hide_the_waste_once_the_deal_is_known():
+    """Following a checked deal, a slot read surely as a card not dealt on the pyramid is that slot
+    misread: the waste read of that card stays the waste (g00640: QS drawn, a slot misread QS, the
+    waste read empty in 60 frames; 29 -> 74 of 82 moves followed). Not knowing the deal, the surer
+    read on the pyramid still wins (the stock's back read as a pyramid card)."""
+    truth = synth_truth(np.random.default_rng(11), waste_cards=1)
+    truth["labels"] = [l for l in truth["labels"] if not (l["where"].startswith("waste") and l["which"] == "br")]
+    dets = clean(truth)
+    top = truth["waste"][0]["cards"][-1]
+    apex = truth["pyramid_codes"][0][0]
+    conf = np.where([str(c) == top for c in dets.cards()], 0.7, dets.confidence).astype(np.float32)
+    misread = np.array([Card.parse(top).index if str(c) == apex else k for c, k in zip(dets.cards(), dets.class_id)])
+    dets = Detections(dets.xyxy, misread, conf, dets.alt_class_id, dets.alt_confidence)
+    assert str(LayoutPipeline().read(dets).layout.pyramid[0][0].card) == top  # the apex read at 0.95
+    assert LayoutPipeline().read(dets).layout.waste[0] == ()
+    pipeline = LayoutPipeline()
+    pipeline.know_deal([Card.parse(c) for row in truth["pyramid_codes"] for c in row])
+    assert [str(c) for c in pipeline.read(dets).layout.waste[0]] == [top]
+
+
 def test_a_still_names_a_lone_waste_read_of_a_pyramid_card_by_its_other_name():
     """In a still, a waste read naming a card the pyramid shows surer takes its likeliest other name
     not seen elsewhere, when that is likely enough (rendered val_s64 236: 8H read surer on the

@@ -366,6 +366,10 @@ class LayoutPipeline(SecondLooks):
         # makes fusion skip the frame: a rendered game went 8 s without a stable view). A still
         # first tries the read's likeliest other name (rendered val: 2 of 600 waste tops more right).
         sure = {reads[w].card: reads[w].score for w in winner if w >= 0}
+        if self.known:
+            # the deal the person checked: a card not in it read on the pyramid is that slot misread
+            dealt = set(self.known.values())
+            sure = {c: v for c, v in sure.items() if c in dealt}
         if not self.follows:
             for pile in waste:
                 if len(pile) == 1 and sure.get(pile[0].card, 0.0) > pile[0].score:
@@ -401,7 +405,8 @@ class LayoutPipeline(SecondLooks):
             # read (names weighed by their runner-ups flip from frame to frame: a rendered game,
             # g00313, recorded 2 phantom moves).
             if self.follows:
-                where.sort(key=lambda t: -t[1].score)
+                # (with the deal the person checked, a slot dealt another card is the misread one)
+                where.sort(key=lambda t: (self._misdealt(t[0], card, slot_of_name), -t[1].score))
             else:
                 where[:] = keeper_first(where, free_alt)
             for place, rd in where[1:]:
@@ -503,6 +508,11 @@ class LayoutPipeline(SecondLooks):
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
                             unsure=unsure, twice=twice, placed=placed,  # type: ignore[arg-type]
                             waste_tops=waste_tops, out_of_view=tuple(out_of_view), slot_upright=slot_upright)
+
+    def _misdealt(self, place: str, card: Card, slot_of_name: dict[str, tuple[int, int]]) -> bool:
+        """Whether ``place`` is a pyramid slot the checked deal gives another card than ``card``."""
+        dealt = self.known.get(slot_of_name[place]) if place in slot_of_name else None
+        return dealt is not None and dealt is not card
 
     def _few_cards_fit(self, fit: LatticeFit) -> bool:
         """Whether ``fit`` is (or tracks) the last fit found for a nearly cleared pyramid."""
