@@ -162,7 +162,8 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool,
             yield (obs.with_waste(((top,),)),
                    [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {top}")])
         under = state.waste[0][-2] if len(state.waste[0]) >= 2 else None
-        if read in back and read not in doubts and under is not None and looks_alike(read, under):
+        taken = read in back and read not in doubts  # (a card in doubts seen again: the record is wrong)
+        if taken and under is not None and looks_alike(read, under):
             # the top taken, the card under it read as a removed one it looks like (g00621: KC
             # taken alone, the QH under it read KH again)
             yield (obs.with_waste(((under,),)),
@@ -170,7 +171,7 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool,
         if turned is not None:
             yield (obs.with_waste(((turned,),)),
                    [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {turned}")])
-        elif read in back and read not in doubts and state.stock and state.stock[0] is None:
+        elif taken and state.stock and state.stock[0] is None:
             # the next card unknown (the first pass): a card not seen yet that looks like it,
             # turned (g00621: QH turned, read KH, "KH reappears" said and its draw never recorded;
             # 41 such "reappears" said in 80 rendered games, none true)

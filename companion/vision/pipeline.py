@@ -173,6 +173,7 @@ class LayoutPipeline(SecondLooks):
         #: Each pyramid card's slot as the person checked the deal (``know_deal``): a card the camera
         #: misreads keeps being misread, and where its slot is still held the person's word names it.
         self.known: dict[tuple[int, int], Card] = {}
+        self._dealt: frozenset[Card] = frozenset()  # the cards of ``known``
 
     def reset(self) -> None:
         """Forget the view (another source, the camera back); the deal the person checked stays."""
@@ -187,6 +188,7 @@ class LayoutPipeline(SecondLooks):
         places = [(r, i) for r in range(self.rules.rows) for i in range(r + 1)]
         self.known = {} if pyramid is None else {
             place: card for place, card in zip(places, pyramid) if card is not None}
+        self._dealt = frozenset(self.known.values())
 
     def process(self, image_bgr: np.ndarray, frame: int = -1) -> FrameReading:
         if self.detector is None:
@@ -366,10 +368,9 @@ class LayoutPipeline(SecondLooks):
         # makes fusion skip the frame: a rendered game went 8 s without a stable view). A still
         # first tries the read's likeliest other name (rendered val: 2 of 600 waste tops more right).
         sure = {reads[w].card: reads[w].score for w in winner if w >= 0}
-        if self.known:
+        if self._dealt:
             # the deal the person checked: a card not in it read on the pyramid is that slot misread
-            dealt = set(self.known.values())
-            sure = {c: v for c, v in sure.items() if c in dealt}
+            sure = {c: v for c, v in sure.items() if c in self._dealt}
         if not self.follows:
             for pile in waste:
                 if len(pile) == 1 and sure.get(pile[0].card, 0.0) > pile[0].score:
