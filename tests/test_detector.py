@@ -106,6 +106,47 @@ def test_extra_classifiers_are_averaged_with_the_first_and_a_missing_one_is_name
         OnnxCardDetector(tmp_path)
 
 
+def test_a_classifier_exported_at_its_own_size_is_fed_crops_of_that_size(tmp_path):
+    import shutil
+
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE):
+        shutil.copyfile(default_models_dir() / name, tmp_path / name)
+    single = OnnxCardDetector(tmp_path)
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    # names every crop alike, each class 1/52 times (the crop's height / 96): only 96 px crops sum to 1
+    sized = helper.make_graph(
+        [helper.make_node("ReduceMean", ["images"], ["m"], axes=[1, 2, 3], keepdims=0),
+         helper.make_node("Mul", ["m", "zero"], ["z"]),
+         helper.make_node("Unsqueeze", ["z", "one"], ["z1"]),
+         helper.make_node("Shape", ["images"], ["shape"]),
+         helper.make_node("Gather", ["shape", "two"], ["h"]),
+         helper.make_node("Cast", ["h"], ["hf"], to=TensorProto.FLOAT),
+         helper.make_node("Div", ["hf", "side"], ["ratio"]),
+         helper.make_node("Mul", ["uniform", "ratio"], ["scaled"]),
+         helper.make_node("Add", ["z1", "scaled"], ["output0"])],
+        "sized", [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, ["batch", 52])],
+        initializer=[helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+                     helper.make_tensor("one", TensorProto.INT64, [1], [1]),
+                     helper.make_tensor("two", TensorProto.INT64, [], [2]),
+                     helper.make_tensor("side", TensorProto.FLOAT, [], [96.0]),
+                     helper.make_tensor("uniform", TensorProto.FLOAT, [1, 52], [1 / 52] * 52)])
+    model = helper.make_model(sized, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "plain.onnx")  # no size said: fed the settings' classifier_size
+    helper.set_model_props(model, {"imgsz": "[96, 96]"})  # as ultralytics' export writes it
+    onnx.save(model, tmp_path / "sized.onnx")
+    image = cv2.imread(str(next(SAMPLES.glob("*.jpg"))))
+    boxes = np.array([[100, 100, 130, 140], [10, 10, 40, 60]], np.float32)
+    first = single.classify(image, boxes)
+    for name, side in (("sized.onnx", 96), ("plain.onnx", 64)):
+        (tmp_path / SETTINGS_FILE).write_text(RecognitionSettings(extra_classifiers=(name,)).to_json())
+        both = OnnxCardDetector(tmp_path)
+        assert np.allclose(both.classify(image, boxes), (first + side / 96 / 52) / 2, atol=1e-6), name
+
+
 # -- pre/post-processing -----------------------------------------------------------------------
 def test_letterbox_keeps_aspect_and_centres():
     image = np.zeros((720, 1280, 3), np.uint8)

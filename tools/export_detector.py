@@ -14,7 +14,8 @@ the base folder's ``recognition.json`` names, as ``tools/train.py``'s export sta
 a second index classifier whose probabilities are averaged with the first's: ``--extra-name`` in the
 folder, named in ``recognition.json``'s ``extra_classifiers``; with ``--turn-classifier``, a net
 trained with ``tools/train.py --cls-turn`` that only tells which way each index stood,
-``card_classifier_t.onnx``, ``turn_classifier``). Used to
+``card_classifier_t.onnx``, ``turn_classifier``; these two keep the input size they were trained
+at, the crops fed to them cut at that size). Used to
 measure a detector trained elsewhere (``tools/device_train_detector.sh``) against the shipped one
 with the same classifiers (``PYRAMID_COMPANION_MODELS=OUT`` or ``--models OUT`` in the evaluation
 tools).
@@ -83,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             weights = Path(tmp) / name.replace(".onnx", ".pt")
             shutil.copyfile(source, weights)
-            onnx_path = YOLO(str(weights)).export(format="onnx", opset=17, simplify=True, verbose=False, **opts)
+            model = YOLO(str(weights))
+            if name not in (DETECTOR_FILE, CLASSIFIER_FILE):
+                # a net beside the first is fed crops of the size it was trained on (its input's height)
+                opts = dict(opts, imgsz=int((model.ckpt or {}).get("train_args", {}).get("imgsz", opts["imgsz"])))
+            onnx_path = model.export(format="onnx", opset=17, simplify=True, verbose=False, **opts)
             shutil.copyfile(onnx_path, args.out / name)
             print(f"{args.out / name} from {source}")
         if args.extra_classifier is not None and args.extra_name not in settings.extra_classifiers:

@@ -12,6 +12,7 @@ mapping corners to slots is the layout stage's job.
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -81,6 +82,16 @@ def detector_input(canvas_bgr: np.ndarray) -> np.ndarray:
 def classifier_input(crops_bgr: np.ndarray) -> np.ndarray:
     """The classifier network's input (N, 3, S, S) float RGB 0..1 from stacked BGR corner crops."""
     return np.ascontiguousarray(crops_bgr[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+
+
+def _input_side(session, default: int) -> int:
+    """The square crop side a classifier takes: its input's fixed height, else the size it was
+    exported at (ultralytics writes ``imgsz`` into the file's metadata), else ``default``."""
+    side = session.get_inputs()[0].shape[2]
+    if isinstance(side, int) and side > 0:
+        return side
+    found = re.findall(r"\d+", session.get_modelmeta().custom_metadata_map.get("imgsz", ""))
+    return int(found[0]) if found and int(found[0]) > 0 else default
 
 
 def fold_turned(out: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -247,7 +258,8 @@ class OnnxCardDetector:
                 raise ModelFileError(f"{path}: {out[-1]} classes, expected {st.classifier_classes}")
 
         check_classes(cls_path, self._cls)
-        #: The classifiers averaged with the first (``extra_classifiers``): (session, input name).
+        #: The classifiers averaged with the first (``extra_classifiers``): (session, input name, crop
+        #: side: a net exported at its own fixed input size is fed crops cut at that size).
         self._extra_cls: list[tuple] = []
         self._side: ThreadPoolExecutor | None = None  # runs them beside the first, made when first needed
         for name in st.extra_classifiers:
@@ -256,8 +268,8 @@ class OnnxCardDetector:
                 raise ModelFileError(f"{path}: missing (named in {SETTINGS_FILE}'s extra_classifiers)")
             session = _session(path, threads)
             check_classes(path, session)
-            self._extra_cls.append((session, session.get_inputs()[0].name))
-        #: The net that tells only which way each index stood (``turn_classifier``): (session, input name).
+            self._extra_cls.append((session, session.get_inputs()[0].name, _input_side(session, st.classifier_size)))
+        #: The net that tells only which way each index stood (``turn_classifier``): as an extra one.
         self._turn_cls: tuple | None = None
         #: Whether it is run (``LayoutPipeline.process`` turns it off while a layout is tracked).
         self.tell_turn = True
@@ -269,7 +281,7 @@ class OnnxCardDetector:
             if session.get_outputs()[0].shape[-1] != st.classifier_classes + len(CARD_CODES):
                 raise ModelFileError(f"{path}: does not tell which way an index lies "
                                      f"({st.classifier_classes + len(CARD_CODES)} classes expected)")
-            self._turn_cls = (session, session.get_inputs()[0].name)
+            self._turn_cls = (session, session.get_inputs()[0].name, _input_side(session, st.classifier_size))
         # The face classifier is optional: without it (or with face_below_px unset) no face is read.
         self._face = None
         face_path = folder / FACE_FILE
@@ -453,15 +465,22 @@ class OnnxCardDetector:
         and how likely each index stood upright (the mean of the nets that tell; None: none does,
         or ``tell_turn`` is off and the turn net is not run)."""
         st = self.settings
-        crops = np.stack([corner_crop(image_bgr, b, m, st.classifier_size, angle=angle)
-                          for m in margins for b in boxes])
-        x = classifier_input(crops)
+        inputs: dict[int, np.ndarray] = {}
+
+        def batch(side: int) -> np.ndarray:  # the crops cut once for each input size asked
+            if side not in inputs:
+                inputs[side] = classifier_input(np.stack([corner_crop(image_bgr, b, m, side, angle=angle)
+                                                          for m in margins for b in boxes]))
+            return inputs[side]
         # An ensemble: the mean of the members' probabilities. The others run on a worker thread
         # meanwhile (ONNX Runtime lets go of the GIL): on two cores the frame waits for one net.
-        others = [self._side_runner().submit(session.run, None, {name: x}) for session, name in self._extra_cls]
+        others = [self._side_runner().submit(session.run, None, {name: batch(side)})
+                  for session, name, side in self._extra_cls]
         turn = (None if self._turn_cls is None or not tell_turn
-                else self._side_runner().submit(self._turn_cls[0].run, None, {self._turn_cls[1]: x}))
-        outs = [fold_turned(self._cls.run(None, {self._cls_input: x})[0], st.classifier_classes)]
+                else self._side_runner().submit(self._turn_cls[0].run, None,
+                                                {self._turn_cls[1]: batch(self._turn_cls[2])}))
+        outs = [fold_turned(self._cls.run(None, {self._cls_input: batch(st.classifier_size)})[0],
+                            st.classifier_classes)]
         outs += [fold_turned(other.result()[0], st.classifier_classes) for other in others]
         probs = sum(p for p, _ in outs) / len(outs)
         ups = [u for _, u in outs if u is not None]
