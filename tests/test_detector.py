@@ -556,24 +556,36 @@ def test_detections_keep_which_way_their_indices_stood():
         Detections(boxes, np.array([1, 2]), np.array([0.9, 0.8], np.float32), upright=np.array([0.5], np.float32))
 
 
-def test_the_shipped_turn_net_is_asked_until_a_layout_is_tracked():
-    # models/card_classifier_t.onnx tells which way each index stood (the way round of a layout
-    # found from the frame alone); a tracked layout's turn is known, and its frames skip that net
+def test_the_shipped_nets_tell_the_turn_and_a_turn_net_alone_is_skipped_once_tracked(tmp_path):
+    # models/card_classifier_96.onnx names each index and tells which way it stood (the way round of
+    # a layout found from the frame alone), in every frame; a net run only to tell the turn
+    # (turn_classifier) is not asked once a layout is tracked: its turn is known
+    import shutil
+
     import cv2
 
     from companion.vision.detector import OnnxCardDetector
     from companion.vision.pipeline import LayoutPipeline
 
     image = cv2.imread(str(REPO / "datasets" / "samples" / "images" / "val_s900_000001.jpg"))
-    detector = OnnxCardDetector(REPO / "models", multi_crop_below=0)
-    pipe = LayoutPipeline(detector, track=True)
-    first = pipe.process(image, 0)
-    assert first.ok and first.detections.upright is not None and len(first.slot_upright) == 28
-    # first indices stand upright in their crops (this table lies upright)
-    told = [u for u in first.slot_upright if u == u]
-    assert len(told) >= 20 and sum(u > 0.5 for u in told) >= 0.9 * len(told)
-    later = pipe.process(image, 1)
-    assert later.fit is not None and later.fit.tracked and later.detections.upright is None
-    assert pipe.process(image, 2).layout.to_json()["pyramid"] == first.layout.to_json()["pyramid"]
-    still = LayoutPipeline(detector, track=False)
-    assert still.process(image).detections.upright is not None and still.process(image).detections.upright is not None
+    shipped = RecognitionSettings.load(REPO / "models")
+    assert shipped.turn_classifier is None and shipped.extra_classifiers
+    for name in (DETECTOR_FILE, CLASSIFIER_FILE, shipped.extra_classifiers[0]):
+        shutil.copyfile(REPO / "models" / name, tmp_path / name)
+    settings = json.loads((REPO / "models" / SETTINGS_FILE).read_text())
+    settings.update(extra_classifiers=[], turn_classifier=shipped.extra_classifiers[0], face_below_px=None)
+    (tmp_path / SETTINGS_FILE).write_text(json.dumps(settings))
+    for folder, told_when_tracked in ((REPO / "models", True), (tmp_path, False)):
+        detector = OnnxCardDetector(folder, multi_crop_below=0)
+        pipe = LayoutPipeline(detector, track=True)
+        first = pipe.process(image, 0)
+        assert first.ok and first.detections.upright is not None and len(first.slot_upright) == 28
+        # first indices stand upright in their crops (this table lies upright)
+        told = [u for u in first.slot_upright if u == u]
+        assert len(told) >= 20 and sum(u > 0.5 for u in told) >= 0.9 * len(told)
+        later = pipe.process(image, 1)
+        assert later.fit is not None and later.fit.tracked
+        assert (later.detections.upright is not None) == told_when_tracked, folder
+        assert pipe.process(image, 2).layout.to_json()["pyramid"] == first.layout.to_json()["pyramid"]
+        still = LayoutPipeline(detector, track=False)
+        assert still.process(image).detections.upright is not None

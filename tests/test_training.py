@@ -216,7 +216,7 @@ def test_candidate_checkpoints_are_the_shipped_networks():
     from ultralytics import YOLO
 
     from companion.cards import CARD_CODES
-    from tools.train import cls_folder
+    from tools.train import cls_folder, turned_folder
 
     folder = REPO / "models" / "candidates"
     card = (folder / "MODEL_CARD.md").read_text()
@@ -231,12 +231,17 @@ def test_candidate_checkpoints_are_the_shipped_networks():
             out = net(torch.zeros(1, 3, 384, 640))
             assert out[0].shape == (1, 5, 5040)  # 4 box values + 1 class score at 3 strides
         else:
-            # (class folders sort in deck order: "00_AC", "01_2C", ...)
-            assert model.task == "classify" and [model.names[i] for i in range(len(model.names))] == [
-                cls_folder(i) for i in range(len(CARD_CODES))]
-            out = net(torch.zeros(2, 3, 64, 64))
+            # (class folders sort in deck order: "00_AC", "01_2C", ...; a net trained with the turn as
+            # a label, on crops of its own size, has each card's turned class after them)
+            classes = [cls_folder(i) for i in range(len(CARD_CODES))]
+            if len(model.names) > len(CARD_CODES):
+                classes += [turned_folder(i) for i in range(len(CARD_CODES))]
+            assert model.task == "classify" and [model.names[i] for i in range(len(model.names))] == classes
+            side = int(model.ckpt["train_args"]["imgsz"])
+            assert side in (64, 96) and f"{side} px" in card
+            out = net(torch.zeros(2, 3, side, side))
             probs = out[0] if isinstance(out, tuple) else out  # (eval: probabilities and logits)
-            assert probs.shape == (2, 52) and torch.allclose(probs.sum(1), torch.ones(2))
+            assert probs.shape == (2, len(classes)) and torch.allclose(probs.sum(1), torch.ones(2))
 
 
 def test_prepare_cuts_the_same_crops_in_several_processes(tmp_path):

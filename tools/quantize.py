@@ -20,6 +20,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -45,16 +46,18 @@ def calibration_images(folder: Path, count: int, seed: int) -> list[Path]:
     return [images[i] for i in sorted(rng.choice(len(images), min(count, len(images)), replace=False))]
 
 
-def calibration_inputs(models: Path, images: list[Path]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Detector inputs (one letterboxed frame each) and classifier input batches (corner crops)."""
+def calibration_inputs(models: Path, images: list[Path]) -> tuple[list[np.ndarray], Callable[[Path], list[np.ndarray]]]:
+    """Detector inputs (one letterboxed frame each) and, for a classifier file, its input batches:
+    the corners found, cropped at the size that classifier takes (``classifier_side``)."""
     import cv2
+    import onnxruntime as ort
 
-    from companion.vision.detector import (OnnxCardDetector, classifier_input, corner_crop, detector_input,
-                                           letterbox)
+    from companion.vision.detector import (OnnxCardDetector, classifier_input, classifier_side, corner_crop,
+                                           detector_input, letterbox)
 
     detector = OnnxCardDetector(models)
     st = detector.settings
-    frames, crops = [], []
+    frames, corners = [], []
     for path in images:
         image = cv2.imread(str(path))
         if image is None:
@@ -63,11 +66,18 @@ def calibration_inputs(models: Path, images: list[Path]) -> tuple[list[np.ndarra
         canvas, _, _ = letterbox(image, st.detector_size)
         frames.append(detector_input(canvas))
         boxes, _ = detector.find_corners(image)
-        crops += [corner_crop(image, b, st.crop_margin, st.classifier_size) for b in boxes]
-    if not frames or not crops:
+        if len(boxes):
+            corners.append((image, boxes))
+    if not frames or not corners:
         raise SystemExit("the calibration images show no card corners to calibrate the classifier on")
-    x = classifier_input(np.stack(crops))
-    return frames, [x[i:i + BATCH] for i in range(0, len(x), BATCH)]
+
+    def batches(classifier: Path) -> list[np.ndarray]:
+        side = classifier_side(ort.InferenceSession(str(classifier), providers=["CPUExecutionProvider"]),
+                               st.classifier_size)
+        x = classifier_input(np.stack([corner_crop(image, b, st.crop_margin, side)
+                                       for image, boxes in corners for b in boxes]))
+        return [x[i:i + BATCH] for i in range(0, len(x), BATCH)]
+    return frames, batches
 
 
 def quantize(source: Path, target: Path, batches: list[np.ndarray], keep_float: bool) -> None:
@@ -129,18 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     if not args.images.is_dir():
         p.error(f"--images {str(args.images)!r} is not a folder (make the dataset first, or name any folder of table pictures)")
     images = calibration_images(args.images, args.count, args.seed)
-    frames, crops = calibration_inputs(models, images)
+    frames, batches = calibration_inputs(models, images)
     args.out.mkdir(parents=True, exist_ok=True)
     quantize(models / DETECTOR_FILE, args.out / DETECTOR_FILE, frames, keep_float=True)
-    quantize(models / CLASSIFIER_FILE, args.out / CLASSIFIER_FILE, crops, keep_float=False)
     settings = RecognitionSettings.load(models)
-    for name in settings.extra_classifiers:  # the classifiers averaged with it
-        quantize(models / name, args.out / name, crops, keep_float=False)
-    if settings.turn_classifier is not None:  # the net that tells which way indices stood
-        quantize(models / settings.turn_classifier, args.out / settings.turn_classifier, crops, keep_float=False)
+    # the first classifier, those averaged with it, and the net that tells which way indices stood
+    names = [CLASSIFIER_FILE, *settings.extra_classifiers] + [n for n in (settings.turn_classifier,) if n is not None]
+    crops = 0
+    for name in names:
+        inputs = batches(models / name)
+        crops = max(crops, sum(len(c) for c in inputs))
+        quantize(models / name, args.out / name, inputs, keep_float=False)
     shutil.copy(models / SETTINGS_FILE, args.out / SETTINGS_FILE)
     write_card(args.out, models, images, "python tools/quantize.py " + " ".join(argv if argv is not None else sys.argv[1:]))
-    print(f"int8 model in {args.out}: {len(frames)} frames, {sum(len(c) for c in crops)} corner crops calibrated on")
+    print(f"int8 model in {args.out}: {len(frames)} frames, {crops} corner crops calibrated on")
     return 0
 
 

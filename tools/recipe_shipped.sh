@@ -98,11 +98,10 @@ fi
 step $PY tools/export_detector.py $FT3 --out runs/ft3-export
 step cp runs/ft3-export/corner_detector.onnx models/
 
-# -- the second index classifier since 26 Nov 2026 (session 24): c4, r5's classifier fine-tuned 8
-#    epochs on a lent GPU (models/MODEL_HISTORY.md, "Two index classifiers averaged"); its names are
-#    averaged with r5's (recognition.json's extra_classifiers). One device call of 9 minutes trained
-#    it beside two variants that were not kept; its checkpoint is kept in git
-#    (models/candidates/classifier-gpu-c4.pt).
+# -- c4 (26 Nov 2026, session 24): r5's classifier fine-tuned 8 epochs on a lent GPU
+#    (models/MODEL_HISTORY.md, "Two index classifiers averaged"); the second index classifier until
+#    session 39, now the next net's starting point. One device call of 9 minutes trained it beside two
+#    variants that were not kept; its checkpoint is kept in git (models/candidates/classifier-gpu-c4.pt).
 if [ -n "${GPU:-}" ]; then
     step env CLS_VARIANTS="base: hue:--cls-hue=0.5 all:--cls-hue=0.5,--cls-min-px=0" \
         bash tools/device_train_round.sh gpu/assets.tgz 135 0.075 gpu/out4 - gpu/from-onnx/classifier.pt
@@ -112,19 +111,29 @@ if [ -n "${GPU:-}" ]; then
 else
     C4=models/candidates/classifier-gpu-c4.pt
 fi
-step $PY tools/export_detector.py --extra-classifier $C4 --out runs/c4-export
-step cp runs/c4-export/card_classifier_b.onnx runs/c4-export/recognition.json models/
 
-# -- the turn net since 27 Nov 2026 (session 34): nt, c4's net trained on a lent GPU with each crop's
-#    turn as a label (train.py --cls-turn; models/MODEL_HISTORY.md, "A net that tells which way an index
-#    lies"); run beside r5 and c4 only to tell which way each index stood (recognition.json's
-#    turn_classifier). One device call trained it beside a wider net that was not kept. Without GPU=1
-#    the committed card_classifier_t.onnx stays (tools/weights_from_onnx.py rebuilds a checkpoint from it).
+# -- the second index classifier since 28 Nov 2026 (session 40): n96, c4's net fed 96 px crops, its
+#    head grown to 104 classes (each card upright and turned: train.py --cls-turn), 8 epochs on a lent
+#    GPU (models/MODEL_HISTORY.md, "Index crops of 96 px"). Its names are averaged with r5's
+#    (recognition.json's extra_classifiers) and it alone tells which way each index stood (no
+#    turn_classifier: session 34's nt and c4 are no longer shipped). One device call of 9 minutes
+#    trained it beside a wider net that was not kept; its checkpoint is kept in git
+#    (models/candidates/classifier-gpu-n96.pt). The assets are packed with --quality 80 (the tree and
+#    the archive must stay under a call's 64 MiB).
 if [ -n "${GPU:-}" ]; then
-    step env CLS_LR=0.002 CLS_BATCH=256 SEED=111 PREPARE_ARGS=--cls-turn CLS_VARIANTS="nt:--cls-lr=0.001" \
-        bash tools/device_train_round.sh gpu/assets.tgz 110 0.085 gpu/out34 - models/candidates/classifier-gpu-c4.pt
-    step mkdir -p gpu/out34/nt
-    step tar -xf gpu/out34/results-nt.tar -C gpu/out34/nt
-    step $PY tools/export_detector.py --turn-classifier gpu/out34/nt/classifier/weights/best.pt --out runs/t-export
-    step cp runs/t-export/card_classifier_t.onnx runs/t-export/recognition.json models/
+    step env SEED=141 CLS_BATCH=256 PREPARE_ARGS="--cls-turn --cls-imgsz 96" CLS_VARIANTS="n96:--cls-imgsz=96" \
+        bash tools/device_train_round.sh gpu/assets80.tgz 130 0.08 gpu/out40 - $C4
+    step mkdir -p gpu/out40/n96
+    step tar -xf gpu/out40/results-n96.tar -C gpu/out40/n96
+    N96=gpu/out40/n96/classifier/weights/best.pt
+else
+    N96=models/candidates/classifier-gpu-n96.pt
 fi
+# the shipped folder without an extra classifier or a turn net, then n96 beside r5
+step $PY -c "import json, sys; d = json.load(open('models/recognition.json')); d.update(extra_classifiers=[], turn_classifier=None); json.dump(d, open(sys.argv[1], 'w'), indent=2)" runs/recognition.base.json
+step mkdir -p runs/n96-base
+step cp models/corner_detector.onnx models/card_classifier.onnx models/face_classifier.onnx runs/n96-base/
+step cp runs/recognition.base.json runs/n96-base/recognition.json
+step $PY tools/export_detector.py --base runs/n96-base --extra-classifier $N96 --extra-name card_classifier_96.onnx \
+    --out runs/n96-export
+step cp runs/n96-export/card_classifier_96.onnx runs/n96-export/recognition.json models/

@@ -84,7 +84,7 @@ def classifier_input(crops_bgr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(crops_bgr[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
 
 
-def _input_side(session, default: int) -> int:
+def classifier_side(session, default: int) -> int:
     """The square crop side a classifier takes: its input's fixed height, else the size it was
     exported at (ultralytics writes ``imgsz`` into the file's metadata), else ``default``."""
     side = session.get_inputs()[0].shape[2]
@@ -268,7 +268,7 @@ class OnnxCardDetector:
                 raise ModelFileError(f"{path}: missing (named in {SETTINGS_FILE}'s extra_classifiers)")
             session = _session(path, threads)
             check_classes(path, session)
-            self._extra_cls.append((session, session.get_inputs()[0].name, _input_side(session, st.classifier_size)))
+            self._extra_cls.append((session, session.get_inputs()[0].name, classifier_side(session, st.classifier_size)))
         #: The net that tells only which way each index stood (``turn_classifier``): as an extra one.
         self._turn_cls: tuple | None = None
         #: Whether it is run (``LayoutPipeline.process`` turns it off while a layout is tracked).
@@ -281,7 +281,7 @@ class OnnxCardDetector:
             if session.get_outputs()[0].shape[-1] != st.classifier_classes + len(CARD_CODES):
                 raise ModelFileError(f"{path}: does not tell which way an index lies "
                                      f"({st.classifier_classes + len(CARD_CODES)} classes expected)")
-            self._turn_cls = (session, session.get_inputs()[0].name, _input_side(session, st.classifier_size))
+            self._turn_cls = (session, session.get_inputs()[0].name, classifier_side(session, st.classifier_size))
         # The face classifier is optional: without it (or with face_below_px unset) no face is read.
         self._face = None
         face_path = folder / FACE_FILE
@@ -548,5 +548,5 @@ def load_detector(models_dir: str | os.PathLike | None = None, threads: int = 1,
                             face_below_px=FOLLOW_FACE_BELOW_PX)
 
 
-__all__ = ["Detector", "OnnxCardDetector", "ModelFileError", "load_detector", "classifier_input", "corner_crop",
-           "detector_input", "letterbox", "zoom_region"]
+__all__ = ["Detector", "OnnxCardDetector", "ModelFileError", "load_detector", "classifier_input", "classifier_side",
+           "corner_crop", "detector_input", "letterbox", "zoom_region"]
