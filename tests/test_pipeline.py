@@ -700,3 +700,39 @@ def test_a_bared_second_index_misread_as_a_card_placed_elsewhere_leaves_its_slot
     dets = with_det(clean(truth), br, elsewhere, 0.5, alts=((under, 0.3),))
     layout = LayoutPipeline().read(dets).layout
     assert layout.to_json()["pyramid"] == codes
+
+
+def test_a_search_putting_fewer_reads_on_their_dealt_slots_does_not_replace_the_tracked_fit(monkeypatch):
+    # g00588 (a rendered whole game): while a hand took cards, a search through the few cards left
+    # in view placed the pyramid a row up, was found five frames running and tracked there for the
+    # rest of the game (27 of 92 moves). With the deal the person checked, a search that puts fewer
+    # reads on the slots dealt their cards than the tracked fit does is that fit slid.
+    import companion.vision.pipeline as pipeline_module
+    from companion.vision.pipeline import REFIT_FRAMES
+    from companion.vision.slots import place_with
+
+    truth = synth_truth(np.random.default_rng(3), tilt_deg=20)
+    dets = clean(truth)
+    deal = [Card.parse(c) for row in truth["pyramid_codes"] for c in row]
+    # (this test is about the deal alone: any search counts as clean and placing enough)
+    monkeypatch.setattr(pipeline_module, "convincing", lambda *a, **k: True)
+    monkeypatch.setattr(pipeline_module, "violations", lambda fit: 0)
+    moved = {}
+    for knows in (False, True):
+        pipe = LayoutPipeline()
+        pipe.read(dets, 0)
+        good = pipe._prior.copy()
+        if knows:
+            pipe.know_deal(deal)
+        up = np.eye(3)
+        up[0, 2], up[1, 2] = 0.5, -1.0  # a row up (and half a slot along: every card on a slot)
+        points = dets.centers
+        slid = place_with(points, good @ up)
+        assert slid.inliers >= 5  # (a row up, most reads still lie on slots)
+        for _ in range(REFIT_FRAMES):
+            fit = pipe._confirm(slid, points, np.zeros((0, 2), int), dets.class_id)
+        moved[knows] = not np.allclose(pipe._prior, good)
+        assert pipe._on_dealt(good, points, dets.class_id) == (28 if knows else 0)
+        assert pipe._on_dealt(good @ up, points, dets.class_id) < pipe._on_dealt(good, points, dets.class_id) or not knows
+    assert moved == {False: True, True: False}
+    assert np.allclose(fit.homography, good)

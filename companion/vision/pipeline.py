@@ -246,7 +246,7 @@ class LayoutPipeline(SecondLooks):
             # whose lattice a troubled frame found through a few cards is no nearly cleared pyramid.)
             few = few_cards_on(fit.homography, centers, pair_idx, rules.rows, image_size)
         if fit is not None and not fit.tracked and self.track and self._prior is not None:
-            fit = self._confirm(fit, centers[primary], pairs)
+            fit = self._confirm(fit, centers[primary], pairs, dets.class_id[primary])
         # No read on the pyramid: a cleared pyramid when the tracked lattice still explains the
         # frame (every read lies outside it: the waste), else no pyramid in view.
         cleared = (fit is not None and fit.inliers == 0 and fit.tracked
@@ -519,7 +519,8 @@ class LayoutPipeline(SecondLooks):
         """Whether ``fit`` is (or tracks) the last fit found for a nearly cleared pyramid."""
         return self._few is not None and same_place(fit, self._few[0])
 
-    def _confirm(self, fit: LatticeFit, points: np.ndarray, pairs: np.ndarray) -> LatticeFit:
+    def _confirm(self, fit: LatticeFit, points: np.ndarray, pairs: np.ndarray,
+                 classes: Optional[np.ndarray] = None) -> LatticeFit:
         """A search that contradicts the tracked fit (a hand hiding most of a late-game pyramid
         can make some lattice through a few reads fit best) replaces it only when it is found in
         the same place in ``REFIT_FRAMES`` frames in a row (the camera really moved), or at once when
@@ -532,6 +533,13 @@ class LayoutPipeline(SecondLooks):
         # cards) neither confirm nor contradict it.
         inside = int(((fit.node_of_point >= 0) | in_area(fit.uv, fit.rows, fit.inverted)).sum())
         held = place_with(points, self._prior, self.rules.rows, self.rules.inverted)
+        if (self.known and classes is not None and held is not None
+                and self._on_dealt(fit.homography, points, classes) < self._on_dealt(self._prior, points, classes)):
+            # with the deal the person checked, a search that puts fewer reads on the slots dealt
+            # their cards than the tracked fit does is that fit slid (g00588: a row up while a hand
+            # took cards, tracked there for the rest of the game)
+            self._candidate = None
+            return held
         if convincing(fit, pairs, inside) and fit.inliers >= 5 and violations(fit) <= 1:
             same = self._candidate is not None and same_place(fit, self._candidate[0], placed_only=True)
             self._candidate = (fit.homography, self._candidate[1] + 1 if same else 1)
@@ -543,6 +551,16 @@ class LayoutPipeline(SecondLooks):
         else:
             self._candidate = None
         return held if held is not None else fit
+
+    def _on_dealt(self, homography: np.ndarray, points: np.ndarray, classes: np.ndarray) -> int:
+        """How many reads at ``points`` (card ids ``classes``) the lattice ``homography`` puts on the
+        slot the checked deal gives their card."""
+        placed = place_with(points, homography, self.rules.rows, self.rules.inverted)
+        if placed is None:
+            return 0
+        nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
+        return sum(1 for node, k in zip(placed.node_of_point, classes) if node >= 0
+                   and self.known.get(tuple(int(v) for v in nodes_ri[node])) == Card.from_index(int(k)))
 
     def _empty_table(self, dets: Detections, frame: int) -> FrameReading:
         """No card seen where a pyramid was tracked: a cleared table (the game over), as far as
