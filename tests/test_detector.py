@@ -66,6 +66,36 @@ def test_settings_round_trip_and_bad_settings(tmp_path):
         RecognitionSettings.from_json(json.dumps({"extra_classifiers": ["../elsewhere.onnx"]}))
 
 
+def alike_classifier(side: float | None = None):
+    """An ONNX classifier that names every crop alike, each of the 52 classes 1/52 (times the crop's
+    height / ``side`` when given: only crops of that size sum to 1)."""
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("ReduceMean", ["images"], ["m"], axes=[1, 2, 3], keepdims=0),
+             helper.make_node("Mul", ["m", "zero"], ["z"]),
+             helper.make_node("Unsqueeze", ["z", "one"], ["z1"])]
+    init = [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+            helper.make_tensor("one", TensorProto.INT64, [1], [1]),
+            helper.make_tensor("uniform", TensorProto.FLOAT, [1, 52], [1 / 52] * 52)]
+    if side is None:
+        nodes.append(helper.make_node("Add", ["z1", "uniform"], ["output0"]))
+    else:
+        nodes += [helper.make_node("Shape", ["images"], ["shape"]),
+                  helper.make_node("Gather", ["shape", "two"], ["h"]),
+                  helper.make_node("Cast", ["h"], ["hf"], to=TensorProto.FLOAT),
+                  helper.make_node("Div", ["hf", "side"], ["ratio"]),
+                  helper.make_node("Mul", ["uniform", "ratio"], ["scaled"]),
+                  helper.make_node("Add", ["z1", "scaled"], ["output0"])]
+        init += [helper.make_tensor("two", TensorProto.INT64, [], [2]),
+                 helper.make_tensor("side", TensorProto.FLOAT, [], [float(side)])]
+    graph = helper.make_graph(
+        nodes, "alike", [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, ["batch", 52])], initializer=init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8  # what this ONNX Runtime reads
+    return model
+
+
 def test_extra_classifiers_are_averaged_with_the_first_and_a_missing_one_is_named(tmp_path):
     import shutil
 
@@ -74,20 +104,7 @@ def test_extra_classifiers_are_averaged_with_the_first_and_a_missing_one_is_name
     single = OnnxCardDetector(tmp_path)
     # a second classifier that names every crop alike: the ensemble's names are the mean of both
     onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper
-
-    flat = helper.make_graph(
-        [helper.make_node("ReduceMean", ["images"], ["m"], axes=[1, 2, 3], keepdims=0),
-         helper.make_node("Mul", ["m", "zero"], ["z"]),
-         helper.make_node("Unsqueeze", ["z", "one"], ["z1"]),
-         helper.make_node("Add", ["z1", "uniform"], ["output0"])],
-        "flat", [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["batch", 3, "h", "w"])],
-        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, ["batch", 52])],
-        initializer=[helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
-                     helper.make_tensor("one", TensorProto.INT64, [1], [1]),
-                     helper.make_tensor("uniform", TensorProto.FLOAT, [1, 52], [1 / 52] * 52)])
-    model = helper.make_model(flat, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8  # what this ONNX Runtime reads
+    model = alike_classifier()
     onnx.save(model, tmp_path / "flat.onnx")
     (tmp_path / SETTINGS_FILE).write_text(RecognitionSettings(extra_classifiers=("flat.onnx",)).to_json())
     both = OnnxCardDetector(tmp_path)
@@ -113,28 +130,10 @@ def test_a_classifier_exported_at_its_own_size_is_fed_crops_of_that_size(tmp_pat
         shutil.copyfile(default_models_dir() / name, tmp_path / name)
     single = OnnxCardDetector(tmp_path)
     onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper
+    from onnx import helper
 
     # names every crop alike, each class 1/52 times (the crop's height / 96): only 96 px crops sum to 1
-    sized = helper.make_graph(
-        [helper.make_node("ReduceMean", ["images"], ["m"], axes=[1, 2, 3], keepdims=0),
-         helper.make_node("Mul", ["m", "zero"], ["z"]),
-         helper.make_node("Unsqueeze", ["z", "one"], ["z1"]),
-         helper.make_node("Shape", ["images"], ["shape"]),
-         helper.make_node("Gather", ["shape", "two"], ["h"]),
-         helper.make_node("Cast", ["h"], ["hf"], to=TensorProto.FLOAT),
-         helper.make_node("Div", ["hf", "side"], ["ratio"]),
-         helper.make_node("Mul", ["uniform", "ratio"], ["scaled"]),
-         helper.make_node("Add", ["z1", "scaled"], ["output0"])],
-        "sized", [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
-        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, ["batch", 52])],
-        initializer=[helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
-                     helper.make_tensor("one", TensorProto.INT64, [1], [1]),
-                     helper.make_tensor("two", TensorProto.INT64, [], [2]),
-                     helper.make_tensor("side", TensorProto.FLOAT, [], [96.0]),
-                     helper.make_tensor("uniform", TensorProto.FLOAT, [1, 52], [1 / 52] * 52)])
-    model = helper.make_model(sized, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
+    model = alike_classifier(side=96)
     onnx.save(model, tmp_path / "plain.onnx")  # no size said: fed the settings' classifier_size
     helper.set_model_props(model, {"imgsz": "[96, 96]"})  # as ultralytics' export writes it
     onnx.save(model, tmp_path / "sized.onnx")
