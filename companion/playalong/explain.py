@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from itertools import permutations
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from companion.cards import Card
 from companion.moves import DRAW, RECYCLE, REMOVE, TO_CELL, Move
@@ -53,13 +53,19 @@ class Explanation:
         return [m for _, m in self.steps]
 
 
-def unseen_partners(state: Any, seen: Iterable[Card], gone: Iterable[Card], kings: bool = True) -> list[Card]:
+def unseen_partners(state: Any, seen: Iterable[Card], gone: Iterable[Card], kings: bool = True,
+                    glimpsed: Optional[Mapping[Card, int]] = None) -> list[Card]:
     """Cards no view has shown (unknown to ``state``, not in ``seen``) that pair with one of
-    ``gone``, and kings (removed alone) when ``kings``: what a card turned out of sight may have been."""
+    ``gone``, and kings (removed alone) when ``kings``: what a card turned out of sight may have been.
+    Those the camera read in some frame (``glimpsed``: the fuser's last sighting of each card, in no
+    stable view) come first, the latest first: a glimpse of a card drawn and paired before a stable
+    view showed it (a rendered whole game, g00524: JS read in two frames, then "assumed JH")."""
     rules = state.rules
     want = {rules.pair_sum - rules.value(c) for c in gone} | ({rules.pair_sum} if kings else set())
     seen = set(seen)
-    return sorted((c for c in state.unseen() if c not in seen and rules.value(c) in want), key=lambda c: c.index)
+    glimpsed = glimpsed or {}
+    return sorted((c for c in state.unseen() if c not in seen and rules.value(c) in want),
+                  key=lambda c: (-glimpsed.get(c, -1), c.index))
 
 
 class Explainer:
@@ -127,7 +133,7 @@ class Explainer:
     def _guesses(self, state: Any, start: Any) -> list[Card]:
         """Unseen cards a hidden draw may have turned: kings, and partners of open cards now gone."""
         gone = [c for c in state.available() if c not in self.seen]
-        return unseen_partners(state, self.seen, gone) if gone else []
+        return unseen_partners(state, self.seen, gone, glimpsed=self.obs.last_seen) if gone else []
 
     def _useful(self, move: Move) -> bool:
         """Prune moves the observation rules out: removing or parking a card still seen in play."""

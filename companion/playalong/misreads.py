@@ -163,6 +163,11 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool,
                    [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {top}")])
         under = state.waste[0][-2] if len(state.waste[0]) >= 2 else None
         taken = read in back and read not in doubts  # (a card in doubts seen again: the record is wrong)
+        if turned is None and taken and state.stock and state.stock[0] is not None:
+            # the next card known (a later pass): a removed card on the waste is that card misread,
+            # whatever it looks like (no one puts a removed card back on the waste; rendered whole
+            # games, n96: 7S read AS, 7H read AH, 8H read JH, each "reappears")
+            turned = state.stock[0]
         if taken and under is not None and looks_alike(read, under):
             # the top taken, the card under it read as a removed one it looks like (g00621: KC
             # taken alone, the QH under it read KH again)

@@ -18,7 +18,7 @@ entered, and says what it changed.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from companion.cards import Card
 from companion.game import Deal, Game
@@ -210,7 +210,7 @@ class RecordRevisions:
         # on with its cards still gone: a removal put back was the person's, not the camera's doing)
         gone = self._gone_since_illegal(state, seen)
         for card in dict.fromkeys(candidates):
-            partners = self._pair_partners(card, state, seen) if card in gone else []
+            partners = self._pair_partners(card, state, seen, obs.last_seen) if card in gone else []
             for named in (None, *partners):
                 cards = list(deal.cards)
                 cards[learned[card]] = named
@@ -252,12 +252,13 @@ class RecordRevisions:
         return {c: i for i, c in enumerate(self.game.deal.cards) if i >= first and c is not None
                 and c not in self._given}
 
-    def _pair_partners(self, card: Card, state: Any, seen: frozenset) -> list[Card]:
+    def _pair_partners(self, card: Card, state: Any, seen: frozenset, glimpsed: Mapping[Card, int]) -> list[Card]:
         """Cards never seen that ``card``'s place may hold to pair with an open card now gone (or a
-        king, alone): ``card``'s suit first, then its rank, then the others."""
+        king, alone): those the camera glimpsed first (the latest first), then ``card``'s suit,
+        then its rank, then the others."""
         gone = [c for c in state.available() if c not in seen and c is not card]
         return sorted(unseen_partners(state, seen, gone),
-                      key=lambda c: (c.suit != card.suit, c.rank != card.rank, c.index))
+                      key=lambda c: (-glimpsed.get(c, -1), c.suit != card.suit, c.rank != card.rank, c.index))
 
     def _moved_on(self, state: Any, obs: Observation) -> Optional[list[Event]]:
         """An illegal removal said, and the table moved on with its cards still gone (never put
@@ -277,7 +278,7 @@ class RecordRevisions:
             gone = frozenset(c for c in open_cards(state) if c not in seen)
         if not gone:
             return None
-        partners = unseen_partners(state, seen, gone, kings=False)
+        partners = unseen_partners(state, seen, gone, kings=False, glimpsed=obs.last_seen)
         for draw in (m for m in state.legal_moves() if m.kind == DRAW):
             after = state.apply(draw)
             for pile, cards in enumerate(after.waste):
