@@ -1082,6 +1082,47 @@ def test_card_glimpsed_by_the_camera_is_guessed_before_others_for_a_hidden_pair(
         last, partners[0]]
 
 
+@pytest.mark.parametrize("glimpsed", [True, False])
+def test_card_named_on_an_earlier_draw_glimpsed_turned_and_paired_corrects_that_draw(glimpsed):
+    # The first pass: the first card turned was read as Y, a partner of an open card P. Y itself
+    # turned later, its view read with no waste card, the camera glimpsing Y in a few frames, then
+    # Y+P taken (g00507: 8H read JH, then "2H: only a card worth 13 is removed alone" and 25 moves
+    # lost). The glimpse says Y was turned now: the earlier reading was another card.
+    rules = Rules.preset("classic")
+    first = rules.pyramid_size
+    for seed in range(300):
+        cards = list(Deal.random(rules, random.Random(seed)).cards)
+        start = GameState.initial(rules, Deal(rules, cards))
+        # P: an open card nothing open pairs with (its lifting alone is no first card of a pair)
+        p = next((c for c in start.available() if not rules.is_king(c)
+                  and not any(rules.pairs(c, d) for d in start.available())), None)
+        y = next((c for c in cards[first + 3:first + 10] if p is not None and rules.pairs(p, c)), None)
+        if y is not None and not any(rules.pairs(c, p) or rules.is_king(c) for c in cards[first:cards.index(y)]):
+            break
+    else:
+        pytest.skip("no such deal")
+    truth = start
+    f = Follower(rules, Deal.from_cards(rules, truth.deal.pyramid, truth.deal.reserve))
+    f.feed(layout_of(truth, frame=0))
+    truth, frame = truth.apply(Move.draw()), 30
+    f.feed(replace(layout_of(truth, frame=frame), waste=((y,),)))  # the first card turned, read as Y
+    while truth.stock[0] is not y:
+        truth, frame = truth.apply(Move.draw()), frame + 30
+        f.feed(layout_of(truth, frame=frame))
+    truth, frame = truth.apply(Move.draw()), frame + 30
+    f.feed(replace(layout_of(truth, frame=frame), waste=((),)))  # Y turned, no card read there
+    truth, frame = truth.apply(Move.remove(y, p)), frame + 30
+    view = layout_of(truth, frame=frame)
+    events = f.feed(replace(view, extra={**view.extra, "last_seen": {str(y): frame - 20}}) if glimpsed else view)
+    if not glimpsed:  # nothing says Y was turned now: the record holds it, so P was taken alone
+        assert f.status == "illegal"
+        return
+    assert len(f.moves) == cards.index(y) - first + 2  # every draw, then the pair
+    assert f.moves[-2:] == (Move.draw(), Move.remove(y, p)) and "illegal" not in kinds(f)
+    assert f.game.deal.cards[first] is None and f.game.deal.cards[cards.index(y)] is y
+    assert any(e.kind == "check" and f"{y} is read just now, turned and played at once" in e.text for e in events)
+
+
 def _open_pair_and_its_twin_drawn_first(rules):
     """A deal with a pair X+Y open at the start (X not a court) and X's twin (its rank, the other
     suit of its colour: 8S for 8C) the first card the stock turns."""

@@ -10,7 +10,8 @@ the first (``_missed_earlier``: a first-pass draw missed, put back: ``hidden_dra
 inferred change before was wrong (``_revise``: a hidden double draw or a wrong guess shows only
 later, explained again from a checkpoint); a stock card the camera misread when it was turned
 (``_forget_learned``: that card unknown again, or named as the card that makes the pair it was
-taken in); a removal said illegal whose cards stayed gone while the game went on, or that cleared
+taken in, or, glimpsed by the camera just now while the record holds it under the waste top, turned
+now and taken in a pair at once); a removal said illegal whose cards stayed gone while the game went on, or that cleared
 the pyramid (``_moved_on``: a stock card turned and played at once, its view missed). Each replays
 the recorded moves on a corrected deal or from a checkpoint, never drops a move the person
 entered, and says what it changed.
@@ -18,6 +19,7 @@ entered, and says what it changed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, Optional
 
 from companion.cards import Card
@@ -30,6 +32,10 @@ from companion.playalong.hidden_draws import reinsert
 from companion.playalong.knowledge import learn_waste
 from companion.playalong.misreads import eye_check, looks_alike, open_cards
 from companion.playalong.view import Observation, slot_name
+
+#: A card the camera read this many seconds ago at most (in no stable view) was glimpsed just now: a draw
+#: and a pair take about four seconds.
+GLIMPSE_S = 4.0
 
 
 class RecordRevisions:
@@ -206,6 +212,16 @@ class RecordRevisions:
         lifted = set() if beneath_ok else beneath_lifted(state, seen)
         candidates = ([c for c in learned if c in seen and c not in lifted]
                       + [c for c in expected if c in learned and c not in seen])
+        # A card the record holds under the waste top that the camera glimpsed just now (in frames no
+        # stable view kept): turned now, and named wrongly before. Only a draw of it, unseen in a
+        # stable view and played at once, may explain the view then (a rendered whole game, g00507:
+        # 8H read JH when turned; JH turned 40 draws later, read in a few frames, taken with 2H:
+        # "2H: only a card worth 13 is removed alone", and 25 moves lost)
+        recent = obs.frame - GLIMPSE_S * self.fps
+        buried = {c for p in state.waste for c in p[:-1]}
+        glimpsed = [c for c in learned if c in buried and c not in seen and obs.last_seen.get(c, -1) >= recent
+                    and c not in candidates]
+        candidates += glimpsed
         # (named as a pair's partner only once an illegal removal of it was said and the table moved
         # on with its cards still gone: a removal put back was the person's, not the camera's doing)
         gone = self._gone_since_illegal(state, seen)
@@ -221,7 +237,12 @@ class RecordRevisions:
                 except ValueError:
                     break  # the card was played in a pair: seen surely then
                 fixed, _, wrong = eye_check(game.state, obs)
-                found = None if wrong else self._explain(game.state, fixed, None, None)
+                if wrong:
+                    found = None
+                elif card in glimpsed:  # (unknown, not named otherwise: the draw turned it)
+                    found = self._glimpsed_pair(card, game.state, fixed) if named is None else None
+                else:
+                    found = self._explain(game.state, fixed, None, None)
                 # (named: the pair it makes and a move after it, the table moved on meanwhile)
                 if found is None or found.guessed or (named is not None and (
                         len(found.moves) < 2 or not any(named in m.cards for m in found.moves))):
@@ -229,7 +250,8 @@ class RecordRevisions:
                 self.game = game
                 self._checkpoints.clear()
                 if named is None:
-                    where = "seen again" if card in seen else "not where the record has it"
+                    where = ("seen again" if card in seen else "read just now, turned and played at once"
+                             if card in glimpsed else "not where the record has it")
                     text = (f"{card} is {where}: the stock card the camera read as {card} when it was turned "
                             "was another card; record corrected (that card unknown until it is seen again)")
                 else:
@@ -238,6 +260,21 @@ class RecordRevisions:
                             f"when it was turned was another card, assumed {named}; record corrected")
                 return [Event(obs.frame, CHECK, text)] + self._record(found, obs.frame)
         return None
+
+    def _glimpsed_pair(self, card: Card, state: Any, obs: Observation) -> Optional[Explanation]:
+        """``obs`` from ``state`` (``card`` unknown there) explained by a draw that turned ``card`` and a
+        pair that took it, no stable view between: the camera's glimpse of it names the card turned."""
+        found = self._explain(state, obs, None, None, hidden=True)
+        seen = obs.visible()
+        if (found is None or [c for ls, _ in found.steps for c in ls if c not in seen] != [card]
+                or not any(m.is_removal and card in m.cards for m in found.moves)):
+            return None
+        self._guessed.add(card)
+        steps = list(found.steps)  # named by the draw that turned it, not by its pair
+        k = next(i for i, (ls, _) in enumerate(steps) if card in ls)
+        if k > 0 and steps[k - 1][1].kind == DRAW and not steps[k - 1][0]:
+            steps[k - 1:k + 1] = [((card,), steps[k - 1][1]), ((), steps[k][1])]
+        return replace(found, steps=steps, guessed=False)
 
     def _learned_beneath_lifted(self, obs: Observation) -> bool:
         """Whether ``obs`` shows a stock card the camera named when turned just beneath a waste top
