@@ -1123,6 +1123,67 @@ def test_card_named_on_an_earlier_draw_glimpsed_turned_and_paired_corrects_that_
     assert any(e.kind == "check" and f"{y} is read just now, turned and played at once" in e.text for e in events)
 
 
+def test_card_under_a_waste_top_paired_read_as_a_removed_card_it_looks_like_is_that_card():
+    # g00542: JD turned (read QD, taken before), AS turned on it and taken with QS: the JD bared
+    # read QD again with QS gone from the pyramid, and "QD reappears" said.
+    from companion.playalong.misreads import looks_alike
+    rules = Rules.preset("classic")
+
+    def bared(s):
+        pile = s.waste[0]
+        if len(pile) < 2:
+            return None
+        top, under = pile[-1], pile[-2]
+        pair = next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2
+                     and top in m.cards and all(c in s.pyramid for c in m.cards if c is not top)), None)
+        twin = next((c for c in s.removed if c is not under and looks_alike(c, under)), None)
+        return (pair, twin) if pair is not None and twin is not None else None
+
+    for seed in range(60):
+        rules, truth, f = setup("classic", seed)
+        try:
+            end, played, hit = play_until(truth, bared, random.Random(seed))
+        except pytest.skip.Exception:
+            continue
+        break
+    else:
+        pytest.skip("no such game")
+    truth = follow_moves(f, truth, played)
+    assert f.state.key() == truth.key()
+    pair, twin = hit
+    truth = truth.apply(pair)
+    events = f.feed(replace(layout_of(truth, frame=len(played) + 5), waste=((twin,),)))
+    assert f.moves[-1] == pair and "illegal" not in kinds(f), events
+
+
+def test_waste_top_read_as_a_removed_card_it_looks_like_while_the_pyramid_changes_is_that_top():
+    # The misread a clear view corrects (the top read as a removed card it looks like) kept while
+    # the person takes a pair from the pyramid (g00542: JD read QD as KS, 9D+4S went under a hand).
+    from companion.playalong.misreads import looks_alike
+
+    def misreadable(s):
+        top = s.waste[0][-1] if s.waste[0] else None
+        pair = next((m for m in s.legal_moves() if m.kind == "remove"
+                     and all(c in s.pyramid for c in m.cards)), None)
+        twin = next((c for c in s.removed if top is not None and c is not top and looks_alike(c, top)), None)
+        return (pair, twin) if pair is not None and twin is not None else None
+
+    for seed in range(60):
+        rules, truth, f = setup("classic", seed)
+        try:
+            _, played, hit = play_until(truth, misreadable, random.Random(seed))
+        except pytest.skip.Exception:
+            continue
+        break
+    else:
+        pytest.skip("no such game")
+    truth = follow_moves(f, truth, played)
+    pair, twin = hit
+    truth = truth.apply(pair)
+    events = f.feed(replace(layout_of(truth, frame=len(played) + 5), waste=((twin,),)))
+    assert f.moves[-1] == pair and "illegal" not in kinds(f), events
+
+
 def _open_pair_and_its_twin_drawn_first(rules):
     """A deal with a pair X+Y open at the start (X not a court) and X's twin (its rank, the other
     suit of its colour: 8S for 8C) the first card the stock turns."""

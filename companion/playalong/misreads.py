@@ -141,9 +141,13 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool,
     never seen that looks like it (``lookalikes``), or the card under the top (the top taken).
     Not a card in ``doubts`` (named by a guess, or by the deal as the camera read it): seen
     again, the record is wrong, not the eye."""
-    if (not clear_view or obs.loose or obs.pyramid != expected_pyramid(state)
-            or len(obs.waste) != len(state.waste)):
-        return  # after a blocked view, many draws may have turned it: not the eye's doing
+    if obs.loose or len(obs.waste) != len(state.waste):
+        return
+    if not clear_view or obs.pyramid != expected_pyramid(state):
+        # (after a blocked view, many draws may have turned an odd card: not the eye's doing; but a
+        # removed card still read where it looks like the top, or the card under it, is the eye's)
+        yield from _top_or_under_misread(state, obs, rules, doubts)
+        return
     known = set(state.pyramid) | {c for c in state.stock if c is not None}
     odd = [c for p in obs.waste for c in p if c not in state.removed and c in known]
     back = [c for p in obs.waste for c in p if c in state.removed]
@@ -192,6 +196,35 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool,
     tops = ", ".join(str(p[-1]) for p in waste if p) or "nothing there"
     yield obs.with_waste(waste), [(("waste", tuple(odd)),
                                    f"check the waste: the camera reads {said}, the game has {tops}")]
+
+
+def _top_or_under_misread(state: Any, obs: Observation, rules: Any,
+                          doubts: frozenset) -> Iterable[tuple[Observation, list[tuple]]]:
+    """A removed card read on the waste, with the pyramid changed or after a blocked view: the waste
+    top, where it looks like it (the misread a clear view corrects, kept while the person plays on
+    the pyramid); or the card under the top, where the top was taken in a pair with the open cards
+    gone from the pyramid (a rendered whole game, g00542: JD turned and read QD, taken before; QS+AS
+    taken from over it, then KS, 9D+4S under a hand: "QD reappears" said and 23 moves lost)."""
+    pile = state.waste[0] if len(state.waste) == 1 else ()
+    if rules.draw != 1 or not pile or pile[-1] is None or len(obs.waste[0]) != 1:
+        return
+    read, top = obs.waste[0][-1], pile[-1]
+    if read not in state.removed:
+        return
+    if looks_alike(read, top):
+        yield (obs.with_waste(((top,),)),
+               [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {top}")])
+    under = pile[-2] if len(pile) >= 2 else None
+    if read in doubts or under is None or not looks_alike(read, under):
+        return
+    expected = expected_pyramid(state)
+    gone = [e for e, got in zip(expected, obs.pyramid) if e is not None and got is None]
+    if not gone or any(got is not e for e, got in zip(expected, obs.pyramid) if got is not None):
+        return  # (only cards gone from the pyramid, none read otherwise)
+    if Move.remove(top, *gone) not in state.legal_moves():
+        return
+    yield (obs.with_waste(((under,),)),
+           [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {under}")])
 
 
 def lookalikes(card: Card, among: Iterable[Card]) -> list[Card]:
