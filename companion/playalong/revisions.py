@@ -11,10 +11,10 @@ inferred change before was wrong (``_revise``: a hidden double draw or a wrong g
 later, explained again from a checkpoint); a stock card the camera misread when it was turned
 (``_forget_learned``: that card unknown again, or named as the card that makes the pair it was
 taken in, or, glimpsed by the camera just now while the record holds it under the waste top, turned
-now and taken in a pair at once); a removal said illegal whose cards stayed gone while the game went on, or that cleared
-the pyramid (``_moved_on``: a stock card turned and played at once, its view missed). Each replays
-the recorded moves on a corrected deal or from a checkpoint, never drops a move the person
-entered, and says what it changed.
+now and taken in a pair at once); a removal said illegal whose cards stayed gone while the game
+went on, or that cleared the pyramid (``_moved_on``: a stock card turned and played at once, its
+view missed). Each replays the recorded moves on a corrected deal or from a checkpoint, never drops
+a move the person entered, and says what it changed.
 """
 
 from __future__ import annotations
@@ -219,8 +219,8 @@ class RecordRevisions:
         # "2H: only a card worth 13 is removed alone", and 25 moves lost)
         recent = obs.frame - GLIMPSE_S * self.fps
         buried = {c for p in state.waste for c in p[:-1]}
-        glimpsed = [c for c in learned if c in buried and c not in seen and obs.last_seen.get(c, -1) >= recent
-                    and c not in candidates]
+        glimpsed = [c for c in learned if c in buried and c not in seen and c not in candidates
+                    and obs.last_seen.get(c, -1) >= recent]
         candidates += glimpsed
         # (named as a pair's partner only once an illegal removal of it was said and the table moved
         # on with its cards still gone: a removal put back was the person's, not the camera's doing)
