@@ -378,6 +378,30 @@ def test_card_that_reappears_is_illegal():
     assert f.feed(layout_of(after, frame=21)) == []  # table as recorded: fine again
 
 
+@pytest.mark.parametrize("score", [0.0, 1.0])
+def test_pyramid_partly_out_of_the_picture_is_not_judged(score):
+    # g00520, a close-up: the top rows outside the picture read empty, unseen (score 0), and the
+    # deal's cards there were said "taken while still covered" from the first view on. Not judged
+    # now: the person is asked to move the camera, and the moves made meanwhile are followed once
+    # the whole pyramid is in view. Read empty surely (score 1), those cards were taken.
+    rules, truth, f = setup("classic", 4)
+    move = first_move(truth, "remove")
+    truth = truth.apply(move)
+    view = layout_of(truth, frame=30)
+    for r in range(3):
+        for i in range(r + 1):
+            view = view.with_slot(r, i, SlotReading.empty(score))
+    events = f.feed(view)
+    if score == 1.0:
+        assert [e.kind for e in events] == ["illegal"]
+        return
+    assert [e.kind for e in events] == ["check"] and "move the camera" in events[0].text
+    assert f.moves == () and f.status == "check"
+    assert f.feed(replace(view, frame=31)) == []  # said once
+    f.feed(layout_of(truth, frame=60))
+    assert f.moves == (move,) and "illegal" not in kinds(f)
+
+
 def test_card_in_the_wrong_place_is_illegal():
     rules, truth, f = setup("giza", 13)
     layout = layout_of(truth, frame=1)

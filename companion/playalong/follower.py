@@ -43,7 +43,8 @@ from companion.playalong.events import CHECK, ILLEGAL, MOVE, Event
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card
-from companion.playalong.misreads import diagnose, doubtful_readings, eye_check, open_cards, phantom_cards, unread_waste
+from companion.playalong.misreads import (OUT_OF_VIEW_SLOTS, diagnose, doubtful_readings, eye_check, open_cards,
+                                          phantom_cards, unread_waste, unseen_slots)
 from companion.playalong.revisions import RecordRevisions
 from companion.playalong.unexplained import UnexplainedViews
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
@@ -227,6 +228,18 @@ class Follower(UnexplainedViews, RecordRevisions):
                  allow_guess: bool = False, waste_unread_ok: bool = False) -> list[Event]:
         state = self.game.state
         new: list[Event] = []
+        unseen = unseen_slots(state, obs)
+        if len(unseen) >= OUT_OF_VIEW_SLOTS:
+            # the pyramid partly out of the picture: its cards there are not seen taken, and the moves
+            # made meanwhile are explained once the whole pyramid is in view again (g00520, a close-up:
+            # "9S is covered by 2C and 9D: taken while still covered" said from the deal on)
+            where = ", ".join(slot_name(s) for s in unseen[:3]) + (" ..." if len(unseen) > 3 else "")
+            new = self._say_once([(("out of view",), f"{len(unseen)} cards of the pyramid are not in view "
+                                                      f"({where}): move the camera to see the whole pyramid; "
+                                                      "moves are followed again once it is")], obs.frame)
+            self.status = "check"
+            self.events.extend(new)
+            return new
         lone, self._lone = self._lone, None
         beneath, self._beneath = self._beneath, None
         waiting = self._pending if self._pending_guess else None

@@ -56,6 +56,19 @@ def eye_check(state: Any, obs: Observation) -> tuple[Observation, list[tuple], l
     return fixed, checks, wrong
 
 
+#: Slots the game holds cards on that the camera did not see (read empty with no score: outside the
+#: picture, or under cards no read came from) that make a view too partial to judge: a model's miss
+#: is one slot (rendered whole games: at most 1 in a view, but 14-15 in g00520, a close-up).
+OUT_OF_VIEW_SLOTS = 3
+
+
+def unseen_slots(state: Any, obs: Observation) -> list[int]:
+    """The pyramid slots the game holds a card on that the camera read empty without seeing them."""
+    expected = expected_pyramid(state)
+    return [s for s, (exp, r) in enumerate(zip(expected, obs.readings))
+            if exp is not None and r.card is None and r.score < 0.05]
+
+
 def doubtful_readings(state: Any, obs: Observation, rules: Any, clear_view: bool,
                       doubts: frozenset = frozenset()) -> Iterable[tuple[Observation, list[tuple]]]:
     """Observations with one doubtful slot read the way the game expects it. ``doubts``: cards
