@@ -25,7 +25,9 @@ still gone (the guessed draw and pair are recorded, with a check saying so). A w
 empty over cards waits the same way; still unread after the wait, or in the next view, it is taken
 for its top left or taken in the pair, with a check (``unread_waste``), and with the pyramid as it
 was it is a check, not an illegal move (no one empties the waste by hand). A view no legal
-continuation explains may show that the record was inferred wrong: ``revisions`` corrects it.
+continuation explains may show that the record was inferred wrong: ``revisions`` corrects it. A view
+with several slots the game holds cards on read empty unseen (the pyramid partly out of the picture)
+is not judged: a check asks to move the camera.
 """
 
 from __future__ import annotations
