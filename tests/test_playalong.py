@@ -1165,6 +1165,24 @@ def test_card_under_a_waste_top_paired_read_as_a_removed_card_it_looks_like_is_t
     _pair_taken_while_the_waste_reads(bared)
 
 
+def test_card_under_a_waste_top_paired_read_as_a_card_deeper_in_the_pile_is_that_card():
+    # g00545: 7H+6C, the JS under 6C read QS, which lies deeper in the pile: "7H, 6C gone: no legal
+    # sequence explains it" said.
+    from companion.playalong.misreads import looks_alike
+
+    def bared(s):
+        pile = s.waste[0]
+        if len(pile) < 3:
+            return None
+        top, under = pile[-1], pile[-2]
+        pair = next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2
+                     and top in m.cards and all(c in s.pyramid for c in m.cards if c is not top)), None)
+        twin = next((c for c in pile[:-2] if looks_alike(c, under)), None)
+        return (pair, twin) if pair is not None and twin is not None else None
+
+    _pair_taken_while_the_waste_reads(bared)
+
+
 def test_waste_top_read_as_a_removed_card_it_looks_like_while_the_pyramid_changes_is_that_top():
     # The misread a clear view corrects (the top read as a removed card it looks like) kept while
     # the person takes a pair from the pyramid (g00542: JD read QD as KS, 9D+4S went under a hand).

@@ -213,17 +213,20 @@ def doubtful_waste(state: Any, obs: Observation, rules: Any, clear_view: bool,
 
 def _top_or_under_misread(state: Any, obs: Observation, rules: Any,
                           doubts: frozenset) -> Iterable[tuple[Observation, list[tuple]]]:
-    """A removed card read on the waste, with the pyramid changed or after a blocked view: the waste
-    top, where it looks like it (the misread a clear view corrects, kept while the person plays on
-    the pyramid); or the card under the top, where the top was taken in a pair with the open cards
-    gone from the pyramid (a rendered whole game, g00542: JD turned and read QD, taken before; QS+AS
-    taken from over it, then KS, 9D+4S under a hand: "QD reappears" said and 23 moves lost)."""
+    """A removed card, or one the record holds elsewhere, read on the waste, with the pyramid changed
+    or after a blocked view: the waste top, where it looks like it (the misread a clear view
+    corrects, kept while the person plays on the pyramid); or the card under the top, where the top
+    was taken in a pair with the open cards gone from the pyramid (rendered whole games, g00542: JD
+    turned and read QD, taken before; QS+AS taken from over it, then KS, 9D+4S under a hand: "QD
+    reappears" said and 23 moves lost; g00545: 7H+6C, the JS under 6C read QS, which the record
+    holds deeper in the pile: "7H, 6C gone: no legal sequence explains it")."""
     pile = state.waste[0] if len(state.waste) == 1 else ()
     if rules.draw != 1 or not pile or pile[-1] is None or len(obs.waste[0]) != 1:
         return
     read, top = obs.waste[0][-1], pile[-1]
-    if read not in state.removed:
-        return
+    known = set(state.pyramid) | {c for c in state.stock if c is not None} | {c for c in pile[:-2] if c is not None}
+    if read not in state.removed and read not in known:
+        return  # (a card never seen: a draw may have turned it)
     if looks_alike(read, top):
         yield (obs.with_waste(((top,),)),
                [(("waste", (read,)), f"check the waste: the camera reads {read}, the game has {top}")])
