@@ -1166,8 +1166,9 @@ def test_card_under_a_waste_top_paired_read_as_a_removed_card_it_looks_like_is_t
 
 
 def test_card_under_a_waste_top_paired_read_as_a_card_deeper_in_the_pile_is_that_card():
-    # g00545: 7H+6C, the JS under 6C read QS, which lies deeper in the pile: "7H, 6C gone: no legal
-    # sequence explains it" said.
+    # g00561: TC+3D, the card under 3D read 4S, which the record holds deeper in the pile (its order
+    # wrong there: QH between): "TC, 3D gone: no legal sequence explains it" said. Whatever it looks
+    # like (g00545: the JS under 6C read QS).
     from companion.playalong.misreads import looks_alike
 
     def bared(s):
@@ -1177,7 +1178,7 @@ def test_card_under_a_waste_top_paired_read_as_a_card_deeper_in_the_pile_is_that
         top, under = pile[-1], pile[-2]
         pair = next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2
                      and top in m.cards and all(c in s.pyramid for c in m.cards if c is not top)), None)
-        twin = next((c for c in pile[:-2] if looks_alike(c, under)), None)
+        twin = next((c for c in pile[:-2] if not looks_alike(c, under)), None)
         return (pair, twin) if pair is not None and twin is not None else None
 
     _pair_taken_while_the_waste_reads(bared)
