@@ -1151,18 +1151,8 @@ def test_card_under_a_waste_top_paired_read_as_a_removed_card_it_looks_like_is_t
     # g00542: JD turned (read QD, taken before), AS turned on it and taken with QS: the JD bared
     # read QD again with QS gone from the pyramid, and "QD reappears" said.
     from companion.playalong.misreads import looks_alike
-
-    def bared(s):
-        pile = s.waste[0]
-        if len(pile) < 2:
-            return None
-        top, under = pile[-1], pile[-2]
-        pair = next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2
-                     and top in m.cards and all(c in s.pyramid for c in m.cards if c is not top)), None)
-        twin = next((c for c in s.removed if c is not under and looks_alike(c, under)), None)
-        return (pair, twin) if pair is not None and twin is not None else None
-
-    _pair_taken_while_the_waste_reads(bared)
+    _pair_taken_while_the_waste_reads(_top_paired_under_read_as(
+        lambda s, under: next((c for c in s.removed if c is not under and looks_alike(c, under)), None)))
 
 
 def test_card_under_a_waste_top_paired_read_as_a_card_deeper_in_the_pile_is_that_card():
@@ -1170,18 +1160,23 @@ def test_card_under_a_waste_top_paired_read_as_a_card_deeper_in_the_pile_is_that
     # wrong there: QH between): "TC, 3D gone: no legal sequence explains it" said. Whatever it looks
     # like (g00545: the JS under 6C read QS).
     from companion.playalong.misreads import looks_alike
+    _pair_taken_while_the_waste_reads(_top_paired_under_read_as(
+        lambda s, under: next((c for c in s.waste[0][:-2] if not looks_alike(c, under)), None)))
 
-    def bared(s):
+
+def _top_paired_under_read_as(misread_of):
+    """A situation for ``_pair_taken_while_the_waste_reads``: the waste top pairs with a pyramid card,
+    and the card under it is read as ``misread_of(state, under)`` (None: not here)."""
+    def situation(s):
         pile = s.waste[0]
-        if len(pile) < 3:
+        if len(pile) < 2:
             return None
         top, under = pile[-1], pile[-2]
         pair = next((m for m in s.legal_moves() if m.kind == "remove" and len(m.cards) == 2
                      and top in m.cards and all(c in s.pyramid for c in m.cards if c is not top)), None)
-        twin = next((c for c in pile[:-2] if not looks_alike(c, under)), None)
-        return (pair, twin) if pair is not None and twin is not None else None
-
-    _pair_taken_while_the_waste_reads(bared)
+        twin = misread_of(s, under) if pair is not None else None
+        return (pair, twin) if twin is not None else None
+    return situation
 
 
 def test_waste_top_read_as_a_removed_card_it_looks_like_while_the_pyramid_changes_is_that_top():
