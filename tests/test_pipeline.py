@@ -732,7 +732,8 @@ def test_a_search_putting_fewer_reads_on_their_dealt_slots_does_not_replace_the_
         for _ in range(REFIT_FRAMES):
             fit = pipe._confirm(slid, points, np.zeros((0, 2), int), dets.class_id)
         moved[knows] = not np.allclose(pipe._prior, good)
-        assert pipe._on_dealt(good, points, dets.class_id) == (28 if knows else 0)
-        assert pipe._on_dealt(good @ up, points, dets.class_id) < pipe._on_dealt(good, points, dets.class_id) or not knows
+        held = place_with(points, good)
+        assert pipe._on_dealt(held, dets.class_id) == (28 if knows else 0)
+        assert pipe._on_dealt(slid, dets.class_id) < pipe._on_dealt(held, dets.class_id) or not knows
     assert moved == {False: True, True: False}
     assert np.allclose(fit.homography, good)

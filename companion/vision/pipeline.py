@@ -533,8 +533,9 @@ class LayoutPipeline(SecondLooks):
         # cards) neither confirm nor contradict it.
         inside = int(((fit.node_of_point >= 0) | in_area(fit.uv, fit.rows, fit.inverted)).sum())
         held = place_with(points, self._prior, self.rules.rows, self.rules.inverted)
-        if (self.known and classes is not None and held is not None
-                and self._on_dealt(fit.homography, points, classes) < self._on_dealt(self._prior, points, classes)):
+        if (self.known and classes is not None and held is not None and self._on_dealt(
+                place_with(points, fit.homography, self.rules.rows, self.rules.inverted), classes)
+                < self._on_dealt(held, classes)):
             # with the deal the person checked, a search that puts fewer reads on the slots dealt
             # their cards than the tracked fit does is that fit slid (g00588: a row up while a hand
             # took cards, tracked there for the rest of the game)
@@ -552,10 +553,9 @@ class LayoutPipeline(SecondLooks):
             self._candidate = None
         return held if held is not None else fit
 
-    def _on_dealt(self, homography: np.ndarray, points: np.ndarray, classes: np.ndarray) -> int:
-        """How many reads at ``points`` (card ids ``classes``) the lattice ``homography`` puts on the
+    def _on_dealt(self, placed: Optional[LatticeFit], classes: np.ndarray) -> int:
+        """How many reads (card ids ``classes``) a lattice placing them (``place_with``) puts on the
         slot the checked deal gives their card."""
-        placed = place_with(points, homography, self.rules.rows, self.rules.inverted)
         if placed is None:
             return 0
         nodes_ri, _ = pyramid_nodes(self.rules.rows, self.rules.inverted)
