@@ -1562,6 +1562,37 @@ def test_one_or_two_cards_unread_do_not_block_the_view():
     assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text
 
 
+def test_lone_card_verdict_comes_early_once_the_hand_has_left_the_table():
+    # every other card read frame after frame and the partners in sight: no hand reaching for a
+    # second card, so the person holds this one alone (said while it is still off the table)
+    from companion.playalong.lone import CLEAR_S, EARLY_S
+    f, lone, others, due = _lone_lifted()
+    first = 30 + int(EARLY_S * f.fps) + 1
+    assert first < due
+    clear = int(CLEAR_S * f.fps)
+    for frame in range(first - clear - 1, first):
+        assert f.tick(frame, {c: frame for c in others}) == []
+    events = f.tick(first, {c: first for c in others})
+    assert [e.kind for e in events] == ["illegal"] and str(lone) in events[0].text and f.moves == ()
+
+
+def test_lone_card_verdict_does_not_come_early_while_a_hand_may_reach_for_a_partner():
+    from companion.playalong.lone import EARLY_S
+    f, lone, others, due = _lone_lifted()
+    partner = next(c for c in f.state.available() if c in others and f.rules.pairs(lone, c))
+    frames = range(30 + int(EARLY_S * f.fps) - 8, due)
+    # the partner unread for a few frames (a hand over it) since the lift: the plain wait decides
+    hidden = [f.tick(k, {c: (k - 5 if c is partner and k < frames[0] + 4 else k) for c in others})
+              for k in frames]
+    assert hidden == [[]] * len(frames) and f.status == "pending"
+    # a hand over other cards now and then (three unread in every fourth frame): not clear
+    g, _, _, _ = _lone_lifted()
+    busy = [g.tick(k, {c: (k - 4 if i < 3 and k % 4 == 0 else k) for i, c in enumerate(others)})
+            for k in frames]
+    assert busy == [[]] * len(frames) and g.status == "pending"
+    assert [e.kind for e in g.tick(due, {c: due for c in others})] == ["illegal"]
+
+
 def _phantom_on_an_emptied_slot():
     """A follower that recorded a pyramid pair, the table after it, and a stock card read on
     one of the emptied slots."""

@@ -10,6 +10,11 @@ The same while the view is blocked: several other cards of the table out of sigh
 hand or an arm over it) hide whether the card came back or the pair was completed, and a
 verdict then says what the camera could not see (a rendered game read by a weaker detector:
 "9D, 4D gone" said while a hand over the table took the next cards, 9D+4D being legal).
+The verdict comes sooner (``EARLY_S``) once the hand has plainly left the table: every other card
+in view read frame after frame for ``CLEAR_S`` and each partner in sight all along. Reaching for
+the second card hides it, or some card under the hand; a card lifted alone is held off the table
+(the person looking at it) and put back a second or two later, often before the full wait ends
+(rendered games hold it off about 2 s: g00568, 2S said one frame after it was put back).
 (On 100 rendered games read by the fake detector, 10 of 17 false "removed alone" warnings came
 one to three frames before the second card of the pair was seen gone.)
 
@@ -20,7 +25,7 @@ those 17 warnings; the next view showed the card).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
 from companion.cards import Card
@@ -34,6 +39,13 @@ MAX_WAIT = 2.0
 #: cards, and a hand completing a pair hides its partner: more, and at least a quarter of the
 #: table, is a hand over it; a model's occasional miss is one card).
 BLOCKED_CARDS = 3
+#: With the view clear (nothing under a hand) the verdict waits this long after the lift ...
+EARLY_S = 1.0
+#: ... once the view has stayed clear this long (a hand moving between two cards of a pair
+#: covers one for a few frames at least).
+CLEAR_S = 0.2
+#: A card read within this many frames counts as in sight (the detector misses a card now and then).
+READ_LAG = 2
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,9 @@ class LoneCard:
     #: a legal removal from it (``UnexplainedViews._unexplained``): most often a misread for a view,
     #: or a card taken held over its slot; illegal only if it stays (no "put back" said).
     reread: bool = False
+    #: First frame of the run of clear frames going on (``note_view``): every watched card read,
+    #: every partner in sight; -1: the view is not clear now, -2: a partner was out of sight since.
+    clear_from: int = -1
 
     def due(self, frame: int, fps: float, lone_s: float,
             sightings: Optional[Mapping[Card, int]] = None) -> bool:
@@ -68,6 +83,9 @@ class LoneCard:
         if self.lifted < 0 or frame < 0 or self.beneath:
             return False
         waited = frame - self.lifted
+        if (waited > min(EARLY_S, lone_s) * fps and self.clear_from >= 0 and not self.blocked
+                and frame - self.clear_from >= CLEAR_S * fps):
+            return True  # the hand has left the table with one card: not reaching for a second
         if waited <= lone_s * fps:
             return False
         if sightings and waited <= MAX_WAIT * lone_s * fps:  # a partner out of sight: wait on
@@ -76,6 +94,19 @@ class LoneCard:
             return not any(c in sightings and frame - sightings[c] > PARTNER_UNSEEN_S * fps
                            for c in self.partners)
         return True
+
+    def note_view(self, frame: int, sightings: Optional[Mapping[Card, int]]) -> "LoneCard":
+        """This card with ``clear_from`` updated for ``frame`` (a plain lift only: a wait on a
+        waste read empty or a card read again has no hand to watch)."""
+        if (not sightings or frame < 0 or not self.cards or not self.watched or self.unread is not None
+                or self.reread or self.beneath or self.clear_from == -2):
+            return self
+        if any(c in sightings and frame - sightings[c] > READ_LAG for c in self.partners):
+            return replace(self, clear_from=-2)  # reaching for a partner: the plain wait decides
+        clear = all(c not in sightings or frame - sightings[c] <= READ_LAG for c in self.watched)
+        if not clear:
+            return replace(self, clear_from=-1) if self.clear_from != -1 else self
+        return replace(self, clear_from=frame) if self.clear_from == -1 else self
 
     def view_blocked(self, frame: int, sightings: Optional[Mapping[Card, int]]) -> bool:
         """Several other cards of the table unread in this very frame: a hand over the table."""

@@ -168,6 +168,8 @@ class UnexplainedViews:
         decides: the card back (illegal, said then) or the table moving on (the guess stands)."""
         if self._lone is not None and not self._lone.blocked and self._lone.view_blocked(frame, sightings):
             self._lone = replace(self._lone, blocked=True)
+        if self._lone is not None:
+            self._lone = self._lone.note_view(frame, sightings)
         if self._lone is None or not self._lone.due(frame, self.fps, self.lone_s, sightings):
             return []
         if self._pending is not None and self._pending_guess:
