@@ -44,7 +44,7 @@ from companion.playalong.deal_reads import RunnerUps
 from companion.playalong.events import CHECK, ILLEGAL, MOVE, Event
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
-from companion.playalong.lone import LoneCard, lone_card
+from companion.playalong.lone import LoneCard, lone_card, waste_back
 from companion.playalong.misreads import (OUT_OF_VIEW_SLOTS, diagnose, doubtful_readings, eye_check, open_cards,
                                           phantom_cards, unread_waste, unseen_slots)
 from companion.playalong.revisions import RecordRevisions
@@ -99,6 +99,7 @@ class Follower(UnexplainedViews, RecordRevisions):
         self.status = "ok"  # "ok" | "illegal" | "check" | "pending"
         self._last_sig: Optional[tuple] = None
         self._last_obs: Optional[Observation] = None
+        self._waste_back = False  # this view shows a waste top the view before read empty
         self._last_illegal: Optional[str] = None
         #: The cards gone when that illegal removal was said (a part of them put back says nothing new).
         self._illegal_gone: frozenset[Card] = frozenset()
@@ -179,7 +180,11 @@ class Follower(UnexplainedViews, RecordRevisions):
         self._last_sig = sig
         skipped, self._skipped = skipped + self._skipped, 0
         # a change explained across a waiting view keeps that view's gap (a recycle seen while pending)
-        self._gap = self._real_gap(prev, layout.frame, skipped) or (self._pending is not None and self._pending_gap)
+        # the waste read empty over its top, now its top again: a card drawn unread may have gone in a pair
+        self._waste_back = (waste_back(self.game.state, self._last_obs, obs)
+                            or (self._pending is not None and self._waste_back))  # kept as the gap is
+        self._gap = (self._real_gap(prev, layout.frame, skipped) or (self._pending is not None and self._pending_gap)
+                     or self._waste_back)
         self._unseen_frames = max(skipped, layout.frame - prev if prev is not None and prev >= 0 else 0)
         self._last_obs = obs
         if self._deal_read and obs.readings:
@@ -433,7 +438,9 @@ class Follower(UnexplainedViews, RecordRevisions):
             guessed = [c for ls, _ in found.steps for c in ls if c not in (self._last_obs.visible()
                                                                          if self._last_obs else ())]
             self._guessed.update(guessed)
-            events.append(Event(frame, CHECK, "the view was blocked while a stock card was turned and "
+            why = ("the camera could not read the card on the waste" if self._waste_back
+                   else "the view was blocked")
+            events.append(Event(frame, CHECK, f"{why} while a stock card was turned and "
                                               f"played: assumed it was {', '.join(map(str, guessed))}"))
         return events
 

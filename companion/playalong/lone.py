@@ -134,3 +134,15 @@ def waste_unread(state: Any, obs: Observation) -> bool:
     """A waste pile seen empty where the game has a card beneath its top (taking the top shows
     that card): the camera missed it, most likely, rather than the person emptying the pile."""
     return any(len(pile) >= 2 and not seen for pile, seen in zip(state.waste, obs.waste))
+
+
+def waste_back(state: Any, before: Optional[Observation], now: Observation) -> bool:
+    """A waste pile read empty over the game's top in the view ``before`` and that top read again
+    ``now``: what lay on it the camera could not read, most often a card drawn that went in a pair
+    meanwhile (g00580: 7H drawn, read as nothing, taken with 6H; "6H removed alone" said). Not
+    when the camera read a card the game holds deeper in a pile since ``before``: that card was
+    turned now, misread when the record learned it (``RecordRevisions._forget_learned``)."""
+    if before is None or not any(pile and not seen and top and top[-1] is pile[-1]
+                                 for pile, seen, top in zip(state.waste, before.waste, now.waste)):
+        return False
+    return not any(now.last_seen.get(c, -1) > before.frame for pile in state.waste for c in pile[:-1])
