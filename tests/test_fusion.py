@@ -299,6 +299,49 @@ def test_a_card_read_two_ways_from_frame_to_frame_still_settles():
     assert {str(c) for c, _ in slot.alternatives} >= {"JC", "JS", "9C"}
 
 
+def _waste_read_by_turns(reads: list[str], taken: tuple = (), then: str = "") -> list:
+    """A fuser that accepted the deal with QS on the waste, then the changes it accepted over
+    20 frames with the slots ``taken`` empty and the waste read ``reads`` (one code a frame, by
+    turns), then 10 frames of ``then`` on the waste."""
+    from dataclasses import replace
+    from companion.cards import Card
+    deal = _full_deal(DEAL)
+
+    def table(code, gone=()):
+        return replace(_table({k: v for k, v in deal.items() if k not in gone}), waste=((Card.parse(code),),))
+
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(table("QS"), f)
+    assert fuser.accepted is not None and str(fuser.accepted.waste[0][0]) == "QS"
+    changes = []
+    for f in range(10, 40):
+        code = reads[f % len(reads)] if f < 30 else then
+        accepted = fuser.update(table(code, taken), f)
+        if accepted is not None:
+            gone = sorted(k for k in deal if accepted.pyramid[k[0]][k[1]].card is None)
+            changes.append((f, str(accepted.waste[0][0]), gone))
+        if f == 29 and not then:
+            break
+    return changes
+
+
+def test_a_waste_card_read_two_ways_by_turns_settles_on_the_reading_most_frames_agree_on():
+    # g00607: 7H drawn onto QS, read 7H and AH by turns (a deck whose 7 looks like an A): no view
+    # showed it until it was taken with 6H, and "6H removed alone" was said
+    changes = _waste_read_by_turns(["7H", "AH", "7H", "7H", "AH"])
+    assert len(changes) == 1 and changes[0][1:] == ("7H", []), changes
+
+
+def test_a_waste_read_by_turns_as_the_old_top_and_another_card_settles_no_view():
+    # g00663: 7D drawn onto 2H, read 7D and 2H by turns while a pyramid card was lifted: a view
+    # with the old top and the card gone made the follower guess a hidden draw and pair. Such a
+    # waste settles nothing; the view comes once its reads agree.
+    pair = ((6, 1), (6, 2))  # 2D + JD
+    changes = _waste_read_by_turns(["7H", "QS", "7H", "AH", "QS"], taken=pair, then="7H")
+    assert len(changes) == 1 and changes[0][0] >= 30 and changes[0][1:] == ("7H", list(pair)), changes
+
+
 def test_a_doubtful_change_waits_for_the_same_cards_gone_not_for_every_other_read():
     # A lone card lifted (no move) must hold half a window more. Meanwhile another slot's card,
     # read otherwise by the model more and more often, settles another way: the same card is

@@ -20,6 +20,8 @@ def settle(keys: list[tuple], quorum: int, accepted: Optional[tuple], emptied: s
     card two or three ways from frame to frame; a quorum of any one reading would never come. The
     waste tops, cells and reserve vote as one exact value.
 
+    The extras vote as one exact value, or else as the slots do (``settle_extras``).
+
     A slot the accepted key has empty, or that an accepted key showed emptied (``emptied``), is
     empty while no card holds the quorum there: no move puts a card on it (a card put back after
     an illegal removal holds), and a read flickering there (the second index of the card it
@@ -34,8 +36,8 @@ def settle(keys: list[tuple], quorum: int, accepted: Optional[tuple], emptied: s
     for pos in range(size):
         values = [k[pos] for k in keys]
         if pos == size - 1:  # the extras
-            value, count = Counter(values).most_common(1)[0]
-            if count < quorum:
+            value = settle_extras(values, quorum, accepted[-1] if accepted is not None else None)
+            if value is None:
                 return None
             out.append(value)
             continue
@@ -58,6 +60,39 @@ def settle(keys: list[tuple], quorum: int, accepted: Optional[tuple], emptied: s
             # ties: the reading of the newest frame among them
             out.append(next(v for v in reversed(values) if v is not None and cards[v] == top))
     return tuple(one_place(out, votes))
+
+
+def settle_extras(values: list[tuple], quorum: int, old: Optional[tuple]) -> Optional[tuple]:
+    """The extras (waste tops, cells, reserve) held by ``quorum`` of ``values``; else, where a
+    quorum agrees on all but which card tops each waste pile, each pile's card by plurality of
+    those frames, as a pyramid slot's (g00607: 7H on the waste read as AH in half the frames, on
+    a deck whose 7 looks like an A; no view showed it until 7H+6H, and "6H removed alone" was
+    said). Not while the ``old`` top is among those reads: a new card over it read by turns with
+    it is no settled table (g00663: 7D over 2H; a view with 2H and a pyramid card lifted made
+    the follower guess a hidden draw and pair, and lose 54 moves)."""
+    value, count = Counter(values).most_common(1)[0]
+    if count >= quorum:
+        return value
+
+    def shape(v: tuple) -> tuple:
+        return (tuple(t is None for t in v[0]),) + tuple(v[1:])
+
+    form, count = Counter(shape(v) for v in values).most_common(1)[0]
+    if count < quorum:
+        return None
+    agree = [v for v in values if shape(v) == form]
+    tops: list[Optional[Card]] = []
+    for p, empty in enumerate(form[0]):
+        cards = Counter(v[0][p] for v in agree)
+        kept = old[0][p] if old is not None and len(old[0]) == len(form[0]) else None
+        if empty or len(cards) == 1:
+            tops.append(None if empty else next(iter(cards)))
+        elif kept in cards:
+            return None  # the old top still read in some frames: a card over it read by turns
+        else:
+            most = max(cards.values())  # ties: the reading of the newest frame among them
+            tops.append(next(v[0][p] for v in reversed(agree) if cards[v[0][p]] == most))
+    return (tuple(tops),) + tuple(form[1:])
 
 
 def one_place(out: list, votes: dict[int, Counter]) -> list:
