@@ -2041,6 +2041,26 @@ def test_waste_top_read_as_a_removed_card_it_looks_like_is_the_top_misread():
     assert f.moves[n:] == () and f.state.key() == truth.key()
 
 
+@pytest.mark.parametrize("top_rank, read_rank", [(7, 1), (8, 11)])
+def test_waste_top_read_as_a_removed_card_the_model_confuses_it_with_is_the_top_misread(top_rank, read_rank):
+    # n96 on decks held out of training reads a 7 as an A, an 8 as a J (rendered whole games,
+    # g00509: 7S on the waste read AS, "AS reappears at the waste" said, then 6D "removed alone")
+    rules, truth, f = setup("classic", 53)
+
+    def top_read_as_removed(s):
+        top = s.waste[0][-1] if s.waste[0] else None
+        if top is None or top.rank != top_rank or not s.stock:
+            return None
+        return next((c for c in s.removed if c.rank == read_rank and c.suit == top.suit), None)
+
+    _, played, read = play_until(truth, top_read_as_removed, random.Random(53), limit=4000)
+    truth = follow_moves(f, truth, played)
+    n = len(f.moves)
+    events = f.feed(replace(layout_of(truth, frame=len(played) + 1), waste=((read,),)))
+    assert [e.kind for e in events] == ["check"] and f"the camera reads {read}" in events[0].text, events
+    assert f.moves[n:] == () and f.state.key() == truth.key()
+
+
 def test_table_moving_on_past_an_unexplained_view_is_recorded_by_a_larger_search():
     # Whole games (full5: g00580, g00587): once a view went unexplained ("illegal"), every later view
     # added cards gone and was said illegal again, to the end of the game. With more cards gone and
