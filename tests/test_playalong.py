@@ -2061,6 +2061,38 @@ def test_waste_top_read_as_a_removed_card_the_model_confuses_it_with_is_the_top_
     assert f.moves[n:] == () and f.state.key() == truth.key()
 
 
+def test_a_given_deal_with_a_look_alike_misread_left_standing_is_corrected_when_its_card_is_drawn():
+    # g00649: the person confirmed AH on row 6 card 6, a 7H the model read as an A; when AH was
+    # drawn, "AH is in the wrong place" was said at every view. The slot read 7H all along and AH
+    # shows on the waste: the deal is corrected there, and the draw recorded.
+    rules = Rules.preset("classic")
+    first = rules.pyramid_size
+    for seed in range(500):
+        deal = Deal.random(rules, random.Random(seed))
+        cards = list(deal.cards)
+        seven = next((c for c in cards[21:first] if c.rank == 7), None)  # on the bottom row
+        ace = next((c for c in cards[first:first + 3] if seven is not None and c.rank == 1 and c.suit == seven.suit),
+                   None)
+        if ace is not None:
+            break
+    else:
+        pytest.skip("no such deal")
+    given = list(deal.pyramid)
+    slot = given.index(seven)
+    given[slot] = ace
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, Deal.from_cards(rules, given, deal.reserve))
+    f.feed(layout_of(truth, frame=0))
+    assert any(f"reads {seven}" in e.text for e in f.events if e.kind == "check")
+    frame = 0
+    while ace not in truth.waste[0]:
+        truth, frame = truth.apply(Move.draw()), frame + 30
+        f.feed(layout_of(truth, frame=frame))
+    assert "illegal" not in kinds(f), f.events
+    assert any("the deal was misread" in e.text and f"is {seven}, not {ace}" in e.text for e in f.events)
+    assert f.game.deal.pyramid[slot] is seven and f.state.key() == truth.key()
+
+
 def test_table_moving_on_past_an_unexplained_view_is_recorded_by_a_larger_search():
     # Whole games (full5: g00580, g00587): once a view went unexplained ("illegal"), every later view
     # added cards gone and was said illegal again, to the end of the game. With more cards gone and

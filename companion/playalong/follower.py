@@ -345,8 +345,9 @@ class Follower(UnexplainedViews, RecordRevisions):
                 self.status = "check"
                 self.events.extend(new)
                 return new
-        if found is None and self._deal_read:
-            corrected = self._correct_deal(obs, checks)
+        if found is None:
+            corrected = (self._correct_deal(obs, checks) if self._deal_read
+                         else self._correct_given_deal(obs, checks))
             if corrected is not None:
                 return corrected
         if found is None:

@@ -95,25 +95,45 @@ class RecordRevisions:
                 return events + self._record(found, obs.frame)
         return None
 
-    def _correct_deal(self, obs: Observation, checks: list[tuple]) -> Optional[list[Event]]:
+    def _checked_readings(self, checks: list[tuple]) -> dict[int, Card]:
+        """The slots the camera reads as other cards (open checks and this view's), by slot."""
+        return {k[0]: k[1] for k in list(self._open_checks) + [key for key, _ in checks]
+                if isinstance(k[0], int) and isinstance(k[1], Card)}
+
+    def _correct_given_deal(self, obs: Observation, checks: list[tuple]) -> Optional[list[Event]]:
+        """A deal the person gave, with a slot the camera reads as a card that looks like the one
+        dealt there while that one shows elsewhere (drawn from the stock): the person let a misread
+        of the deal stand (g00649: AH confirmed on row 6 card 6, read 7H, a 7 the model reads as
+        an A; "AH is in the wrong place" said when AH was drawn, every later view). The deal is
+        corrected there only, as the camera reads it, where that explains the view."""
+        state, seen = self.game.state, obs.visible()
+        readings = {s: read for s, read in self._checked_readings(checks).items()
+                    if s < len(state.pyramid) and state.pyramid[s] is not None
+                    and state.pyramid[s] is self.game.deal.pyramid[s] and obs.pyramid[s] is read
+                    and state.pyramid[s] in seen and looks_alike(read, state.pyramid[s])}
+        return self._correct_deal(obs, checks, only=readings) if readings else None
+
+    def _correct_deal(self, obs: Observation, checks: list[tuple],
+                      only: Optional[dict[int, Card]] = None) -> Optional[list[Event]]:
         """No legal continuation explains ``obs`` with the deal as read from the view (or only a
         guess at hidden cards does): try it with the slots the camera reads otherwise (open checks
-        and this view's) as the camera reads them. On success the record, status and events follow."""
-        readings = {k[0]: k[1] for k in list(self._open_checks) + [key for key, _ in checks]
-                    if isinstance(k[0], int) and isinstance(k[1], Card)}
+        and this view's) as the camera reads them (``only`` these, if given). On success the
+        record, status and events follow."""
+        readings = self._checked_readings(checks) if only is None else only
         # then with the other readings of earlier views too (a check closed since: the slot's
         # card flickered between two readings, and the deal took the wrong one)
-        tries = [readings, {**self._read_otherwise, **readings}]
-        if tries[1] == readings:
+        tries = [readings, {**self._read_otherwise, **readings}] if only is None else [readings]
+        if len(tries) > 1 and tries[1] == readings:
             tries.pop()
         # A removed card seen again (drawn from the stock) was never where the deal put it: its
         # slot as the camera read it otherwise, else another card of its rank (the move stays a pair).
         reappeared = frozenset(obs.visible() & self.game.state.removed)
-        guesses = [{slot: card} for slot, card in same_rank_readings(self.rules, self.game, reappeared)]
+        guesses = [] if only is not None else [
+            {slot: card} for slot, card in same_rank_readings(self.rules, self.game, reappeared)]
         # Last, the cards gone from their slots as the camera's runner-up reading of those slots.
         state = self.game.state
         taken = [s for s, c in enumerate(state.pyramid) if c is not None and obs.pyramid[s] is not c]
-        runner = self._runner_ups.readings(taken)
+        runner = self._runner_ups.readings(taken) if only is None else []
         kinds = ["read"] * len(tries) + ["rank"] * len(guesses) + ["runner-up"] * len(runner)
         attempts = ((g, kind) for t, kind in zip(tries + guesses + runner, kinds)
                     for g in corrected_games(self.rules, self.game, sorted(t.items()), reappeared))
