@@ -2093,6 +2093,30 @@ def test_a_given_deal_with_a_look_alike_misread_left_standing_is_corrected_when_
     assert f.game.deal.pyramid[slot] is seven and f.state.key() == truth.key()
 
 
+def test_the_old_waste_top_read_on_an_emptied_slot_as_a_card_is_drawn_over_it_is_a_misread():
+    # g00565 (a close-up): AS on the waste, 6S drawn over it; AS read on row 5 card 2, emptied
+    # long before: "AS is in the wrong place" said at every view, 22 moves lost. No hand moved
+    # AS there: a card drawn over it covers it.
+    for seed in range(200):
+        rules, truth, f = setup("classic", seed)
+        taken = next((m for m in truth.legal_moves() if m.is_removal
+                      and all(c in truth.pyramid for c in m.cards)), None)
+        if taken is not None:
+            break
+    else:
+        pytest.skip("no such deal")
+    slot = truth.pyramid.index(taken.cards[0])
+    truth = follow_moves(f, truth, [taken, Move.draw()], frame0=30)
+    old_top = truth.waste[0][-1]
+    truth = truth.apply(Move.draw())
+    r = next(r for r in range(7) if slot < (r + 1) * (r + 2) // 2)
+    view = layout_of(truth, frame=90).with_slot(r, slot - r * (r + 1) // 2, SlotReading.known(old_top))
+    events = f.feed(view)
+    assert sorted(e.kind for e in events) == ["check", "move"], events
+    assert f"the camera reads {old_top}" in next(e.text for e in events if e.kind == "check")
+    assert f.moves == (taken, Move.draw(), Move.draw()) and f.state.key() == truth.key()
+
+
 def test_table_moving_on_past_an_unexplained_view_is_recorded_by_a_larger_search():
     # Whole games (full5: g00580, g00587): once a view went unexplained ("illegal"), every later view
     # added cards gone and was said illegal again, to the end of the game. With more cards gone and

@@ -336,13 +336,21 @@ def phantom_cards(state: Any, obs: Observation, known: frozenset = frozenset()) 
     move can have put there: not removed (put back), not on the table elsewhere (moved by
     hand), so a card of the stock or one never seen: a misread (the corner of the card
     beneath, a glare). A waste card the camera reads on its pile too is one as well: one card
-    lies in one place (g00405: 6H's second index read as 8H, once 8H was drawn). ``known``: the
+    lies in one place (g00405: 6H's second index read as 8H, once 8H was drawn); so is one under
+    the top, or the top with a card never seen read over it (drawn on it). ``known``: the
     ``(slot, card)`` readings taken for misreads before; the same reading again is one still, even
     once that card is in play or removed (the person lifting 8H from the waste to pair it)."""
     expected = expected_pyramid(state)
     on_waste = {c for p in state.waste for c in p if c is not None}
     on_table = {c for c in state.pyramid if c is not None} | on_waste
     in_its_place = on_waste & {c for p in obs.waste for c in p}
+    # a waste card under the top, or a top with a new card read over it (a draw): no hand digs
+    # it out (g00565: AS under a 6S drawn, read on row 5 card 2, emptied: "in the wrong place")
+    for pile, seen in zip(state.waste, obs.waste):
+        if seen and pile and seen[-1] not in on_table:
+            in_its_place |= {c for c in pile if c is not None}
+        else:
+            in_its_place |= {c for c in pile[:-1] if c is not None}
     removed = state.removed
     return [((s, got), f"check {slot_name(s)}: the camera reads {got}, the game has no card there")
             for s, (exp, got) in enumerate(zip(expected, obs.pyramid))
