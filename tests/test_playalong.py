@@ -2117,6 +2117,31 @@ def test_the_old_waste_top_read_on_an_emptied_slot_as_a_card_is_drawn_over_it_is
     assert f.moves == (taken, Move.draw(), Move.draw()) and f.state.key() == truth.key()
 
 
+def test_a_card_turned_read_as_a_pyramid_card_it_looks_like_is_a_draw_of_a_card_not_seen_yet():
+    # g00542: 8H turned, read JH (on the pyramid): taken for the waste top misread, no move; the
+    # draw was lost, and the stock's order with it. Unlike the top, it is a card turned.
+    from companion.playalong.misreads import looks_alike
+    rules = Rules.preset("classic")
+    first = rules.pyramid_size
+    for seed in range(500):
+        deal = Deal.random(rules, random.Random(seed))
+        top, turned = deal.cards[first], deal.cards[first + 1]
+        read = next((c for c in deal.pyramid if turned.rank == 8 and c.rank == 11 and c.suit == turned.suit), None)
+        if read is not None and not looks_alike(read, top):
+            break
+    else:
+        pytest.skip("no such deal")
+    truth = GameState.initial(rules, deal)
+    f = Follower(rules, Deal.from_cards(rules, deal.pyramid, deal.reserve))
+    f.feed(layout_of(truth, frame=0))
+    truth = follow_moves(f, truth, [Move.draw()], frame0=30)
+    truth = truth.apply(Move.draw())
+    events = f.feed(replace(layout_of(truth, frame=60), waste=((read,),)))
+    assert sorted(e.kind for e in events) == ["check", "move"], events
+    assert f"reads {read} (on the table), taken for {turned}" in next(e.text for e in events if e.kind == "check")
+    assert f.moves == (Move.draw(), Move.draw()) and f.state.key() == truth.key()
+
+
 def test_table_moving_on_past_an_unexplained_view_is_recorded_by_a_larger_search():
     # Whole games (full5: g00580, g00587): once a view went unexplained ("illegal"), every later view
     # added cards gone and was said illegal again, to the end of the game. With more cards gone and
