@@ -286,6 +286,32 @@ def test_card_back_after_a_waiting_guess_is_illegal():
     assert len(f.moves) == n and f.state.key() == state.key()
 
 
+def test_a_guessed_pair_whose_card_is_back_in_its_place_is_revised_away():
+    # g00583: 5H drawn and 9S+5H lifted behind a hand (illegal), explained as a hidden draw of 4C
+    # and 9S+4C; then 5H put back on the waste, 9S on its slot: "9S reappears" said at every view
+    rules, truth, f = setup("classic", 9)
+
+    def lone(s):
+        if len(s.stock) < 3:
+            return None
+        d = s.stock[0]
+        return next((p for p in s.available() if p in s.pyramid and not rules.is_king(p) and not rules.pairs(p, d)
+                     and any(rules.pairs(p, c) for c in s.stock[1:])
+                     and not any(rules.pairs(p, c) for c in s.available())), None)
+
+    _, played, lifted = play_until(truth, lone, random.Random(9))
+    state = follow_moves(f, truth, played)
+    n = len(f.moves)
+    drawn = state.apply(Move.draw())
+    assert f.feed(_without(layout_of(state, frame=500), {lifted})) == [] and f.status == "pending"
+    f.feed(_without(layout_of(drawn, frame=600), {lifted}))  # the drawn card back, the lifted not yet
+    assert [m.kind for m in f.moves[n:]] == ["draw", "remove", "draw"]
+    events = f.feed(layout_of(drawn, frame=700))  # put back where it was
+    assert any(e.kind == "check" and e.text.startswith("revised moves") for e in events), events
+    assert not any(e.kind == "illegal" for e in f.events), f.events
+    assert f.moves[n:] == (Move.draw(),) and f.state.key() == drawn.key()
+
+
 def test_ambiguous_pairs_are_reported():
     rules = Rules.preset("giza")
     for seed in range(40):

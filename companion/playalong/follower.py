@@ -339,6 +339,8 @@ class Follower(UnexplainedViews, RecordRevisions):
                 # a card turned up that the record cannot place (a draw hidden behind another, or
                 # missed on the first pass)
                 revised = self._missed_earlier(fixed) or self._revise(fixed)
+            elif revised is None and self._guessed_pairs_back(fixed, self.game.moves):
+                revised = self._revise(fixed)  # a card of a guessed pair back: that pair never was
             if revised is not None:
                 new.extend(revised)
                 self._last_illegal = None

@@ -170,7 +170,9 @@ class RecordRevisions:
             for m in moves[:n_before]:
                 game.play(m)
             found = self._explain(game.state, obs, self.max_moves + len(moves) - n_before, self.max_nodes)
-            if found is None or not (self.game.state.removed - self._guessed) <= found.state.removed:
+            # (a pair guessed with a hidden card whose other card is back in view never was)
+            back = self._guessed_pairs_back(obs, moves[n_before:])
+            if found is None or not (self.game.state.removed - self._guessed - back) <= found.state.removed:
                 continue
             # a removal of cards that were all seen stays as recorded: only guesses and hidden draws move
             solid = {m for m in moves[n_before:] if m.is_removal and not set(m.cards) & self._guessed}
@@ -182,6 +184,7 @@ class RecordRevisions:
                 continue
             old = moves[n_before:]
             self.game = game
+            self._guessed &= set(found.state.deal.cards)  # guesses of the tail replaced are gone
             self._checkpoints = [c for c in self._checkpoints if c[0] < n_before]
             self._hidden_points = [p for p in self._hidden_points if p.index < n_before]
             frame = obs.frame
@@ -190,6 +193,14 @@ class RecordRevisions:
                                           f"{' '.join(map(str, found.moves)) or '(none)'}")]
             return events + self._record(found, frame)
         return None
+
+    def _guessed_pairs_back(self, obs: Observation, moves: Any) -> frozenset[Card]:
+        """The cards of ``moves``' pairs made with a guessed hidden card whose other card is in view
+        again (g00583: 9S+5H lifted behind a hand, explained as a hidden draw of 4C and 9S+4C, then
+        put back: "9S reappears" said at every view to the next move)."""
+        seen = obs.visible()
+        return frozenset(c for m in moves if m.is_removal and set(m.cards) & self._guessed
+                         and set(m.cards) & seen for c in m.cards)
 
     def _missed_earlier(self, obs: Observation) -> Optional[list[Event]]:
         """A card never seen turned on a later pass where the record expects a card of the first:
