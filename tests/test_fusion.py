@@ -342,6 +342,25 @@ def test_a_waste_read_by_turns_as_the_old_top_and_another_card_settles_no_view()
     assert len(changes) == 1 and changes[0][0] >= 30 and changes[0][1:] == ("7H", list(pair)), changes
 
 
+def test_a_card_no_accepted_layout_showed_on_the_pyramid_is_not_seen_on_a_slot():
+    # g00580: AH on the pyramid read AC in one frame; AC lay deep in the waste, and its "sighting"
+    # made the follower take it for a card turned again. Read on the waste, it is seen.
+    from dataclasses import replace
+    from companion.cards import Card
+    from companion.layout import SlotReading
+    deal = _full_deal(DEAL)
+    fuser = LayoutFuser(10)
+    for f in range(10):
+        fuser.update(_table(deal), f)
+    assert fuser.accepted is not None
+    stranger = Card.parse("3C")  # dealt nowhere on the pyramid
+    misread = _table(deal).with_slot(6, 0, SlotReading.known(stranger))
+    fuser.update(misread, 10)
+    assert stranger not in fuser.last_seen and fuser.last_seen[Card.parse("2D")] == 10
+    fuser.update(replace(_table(deal), waste=((stranger,),)), 11)
+    assert fuser.last_seen[stranger] == 11
+
+
 def test_a_doubtful_change_waits_for_the_same_cards_gone_not_for_every_other_read():
     # A lone card lifted (no move) must hold half a window more. Meanwhile another slot's card,
     # read otherwise by the model more and more often, settles another way: the same card is

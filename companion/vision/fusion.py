@@ -287,9 +287,11 @@ class LayoutFuser:
         # A pyramid card never changes slots: read on another slot than the one accepted layouts
         # showed it on, it is a misread of that slot's card (g00403: QS "seen" 90 frames after
         # it was taken, and the moves hidden by one hand were recorded out of order).
+        # (nor is a card no accepted layout showed on the pyramid, a stock card, ever on it: g00580,
+        # AH read AC by a frame, AC "glimpsed" deep in the waste)
         home = self._home
         for r, i, s in layout.slots():
-            if s.card is not None and s.score >= self.min_score and home.get(s.card, (r, i)) == (r, i):
+            if s.card is not None and s.score >= self.min_score and home.get(s.card, None if home else (r, i)) == (r, i):
                 self.last_seen[s.card] = frame
         for pile in layout.waste:
             for c in pile:
