@@ -274,6 +274,15 @@ def _table(cards_by_slot: dict, rows: int = 7):
     return TableLayout(pyramid, ((),), (), (), stock_present=True)
 
 
+def _accepted(table, k: int = 10) -> LayoutFuser:
+    """A fuser of window ``k`` that has seen ``table`` for a whole window and accepted it."""
+    fuser = LayoutFuser(k)
+    for f in range(k):
+        fuser.update(table, f)
+    assert fuser.accepted is not None
+    return fuser
+
+
 def _full_deal(codes: str):
     cards = codes.split()
     return {(r, i): cards[r * (r + 1) // 2 + i] for r in range(7) for i in range(r + 1)}
@@ -310,10 +319,8 @@ def _waste_read_by_turns(reads: list[str], taken: tuple = (), then: str = "") ->
     def table(code, gone=()):
         return replace(_table({k: v for k, v in deal.items() if k not in gone}), waste=((Card.parse(code),),))
 
-    fuser = LayoutFuser(10)
-    for f in range(10):
-        fuser.update(table("QS"), f)
-    assert fuser.accepted is not None and str(fuser.accepted.waste[0][0]) == "QS"
+    fuser = _accepted(table("QS"))
+    assert str(fuser.accepted.waste[0][0]) == "QS"
     changes = []
     for f in range(10, 40):
         code = reads[f % len(reads)] if f < 30 else then
@@ -349,10 +356,7 @@ def test_a_card_no_accepted_layout_showed_on_the_pyramid_is_not_seen_on_a_slot()
     from companion.cards import Card
     from companion.layout import SlotReading
     deal = _full_deal(DEAL)
-    fuser = LayoutFuser(10)
-    for f in range(10):
-        fuser.update(_table(deal), f)
-    assert fuser.accepted is not None
+    fuser = _accepted(_table(deal))
     stranger = Card.parse("3C")  # dealt nowhere on the pyramid
     misread = _table(deal).with_slot(6, 0, SlotReading.known(stranger))
     fuser.update(misread, 10)
@@ -367,10 +371,7 @@ def test_a_doubtful_change_waits_for_the_same_cards_gone_not_for_every_other_rea
     # still gone, so the wait goes on instead of starting again (a fast player's next move
     # would come first and the two changes would wait on each other).
     deal = _full_deal(DEAL)
-    fuser = LayoutFuser(10)
-    for f in range(10):
-        fuser.update(_table(deal), f)
-    assert fuser.accepted is not None
+    fuser = _accepted(_table(deal))
     after = dict(deal)
     del after[(6, 0)]  # AC, alone
     changes = []
@@ -390,10 +391,7 @@ def test_a_pair_with_a_card_misread_as_another_on_the_table_is_no_doubtful_chang
     deal = _full_deal(DEAL.replace("JC", "3D").replace("QS", "TS"))
     deal[(4, 4)] = "TS"
     deal[(6, 5)] = "TS"
-    fuser = LayoutFuser(10)
-    for f in range(10):
-        fuser.update(_table(deal), f)
-    assert fuser.accepted is not None
+    fuser = _accepted(_table(deal))
     after = dict(deal)
     del after[(6, 5)], after[(6, 6)]
     changes = [f for f in range(10, 30) if fuser.update(_table(after), f) is not None]

@@ -20,7 +20,7 @@ a move the person entered, and says what it changed.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from companion.cards import Card
 from companion.game import Deal, Game
@@ -194,7 +194,7 @@ class RecordRevisions:
             return events + self._record(found, frame)
         return None
 
-    def _guessed_pairs_back(self, obs: Observation, moves: Any) -> frozenset[Card]:
+    def _guessed_pairs_back(self, obs: Observation, moves: Iterable[Move]) -> frozenset[Card]:
         """The cards of ``moves``' pairs made with a guessed hidden card whose other card is in view
         again (g00583: 9S+5H lifted behind a hand, explained as a hidden draw of 4C and 9S+4C, then
         put back: "9S reappears" said at every view to the next move)."""

@@ -291,7 +291,8 @@ class LayoutFuser:
         # AH read AC by a frame, AC "glimpsed" deep in the waste)
         home = self._home
         for r, i, s in layout.slots():
-            if s.card is not None and s.score >= self.min_score and home.get(s.card, None if home else (r, i)) == (r, i):
+            where = home.get(s.card, None if home else (r, i))  # (before any layout: wherever read)
+            if s.card is not None and s.score >= self.min_score and where == (r, i):
                 self.last_seen[s.card] = frame
         for pile in layout.waste:
             for c in pile:

@@ -18,9 +18,8 @@ def settle(keys: list[tuple], quorum: int, accepted: Optional[tuple], emptied: s
     card taken), then which card, by plurality of the frames that read one, the ``accepted`` card
     kept while it holds a third of them. A model unsure of a deck's clubs and spades reads one
     card two or three ways from frame to frame; a quorum of any one reading would never come. The
-    waste tops, cells and reserve vote as one exact value.
-
-    The extras vote as one exact value, or else as the slots do (``settle_extras``).
+    waste tops, cells and reserve vote as one exact value, or else their cards as the slots do
+    (``settle_extras``).
 
     A slot the accepted key has empty, or that an accepted key showed emptied (``emptied``), is
     empty while no card holds the quorum there: no move puts a card on it (a card put back after
