@@ -142,7 +142,8 @@ def waste_back(state: Any, before: Optional[Observation], now: Observation) -> b
     meanwhile (g00580: 7H drawn, read as nothing, taken with 6H; "6H removed alone" said). Not
     when the camera read a card the game holds deeper in a pile since ``before``: that card was
     turned now, misread when the record learned it (``RecordRevisions._forget_learned``)."""
-    if before is None or not any(pile and not seen and top and top[-1] is pile[-1]
-                                 for pile, seen, top in zip(state.waste, before.waste, now.waste)):
-        return False
+    if before is None or before.loose or now.loose or not any(
+            pile and not seen and top and top[-1] is pile[-1]
+            for pile, seen, top in zip(state.waste, before.waste, now.waste)):
+        return False  # (a loose view's piles are no waste piles one by one)
     return not any(now.last_seen.get(c, -1) > before.frame for pile in state.waste for c in pile[:-1])
