@@ -250,7 +250,7 @@ def _top_or_under_misread(state: Any, obs: Observation, rules: Any,
 
 
 #: (rank read, rank there) the shipped index nets confuse most on decks held out of training
-#: (rendered games' deal frames: 7 read A 125 times, J read Q 81, 8 read J 40).
+#: (rendered games' deal frames, of 30,207 pyramid slots: 7 read A 125 times, J read Q 81, 8 read J 40).
 COMMON_MISREADS = frozenset({(1, 7), (12, 11), (11, 8)})
 
 
@@ -265,13 +265,12 @@ def lookalikes(card: Card, among: Iterable[Card]) -> list[Card]:
 
 def looks_alike(a: Card, b: Card) -> bool:
     """Index misreads the camera makes: a suit of the same colour (8S for 8C), courts of one
-    suit (J, Q and K letters read one for another), and, in one suit, 7 and A, 8 and J: the
-    shipped index nets read 7 as A and 8 as J on decks held out of training (of 30,207 pyramid
-    slots in the rendered games' deal frames, 125 and 40 times; "AS reappears at the waste" said
-    of a 7S there)."""
+    suit (J, Q and K letters read one for another), and, in one suit, the model's common misreads
+    (``COMMON_MISREADS``: 7 read as A, 8 as J on decks held out of training; "AS reappears at the
+    waste" said of a 7S)."""
     return ((a.rank == b.rank and (a.suit in "DH") == (b.suit in "DH"))
             or (a.suit == b.suit and a.rank >= 11 and b.rank >= 11)
-            or (a.suit == b.suit and {a.rank, b.rank} in ({1, 7}, {8, 11})))
+            or (a.suit == b.suit and bool({(a.rank, b.rank), (b.rank, a.rank)} & COMMON_MISREADS)))
 
 
 def diagnose(state: Any, obs: Observation, wrong: list[str], history: Any, max_moves: int) -> str:

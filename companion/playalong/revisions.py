@@ -111,31 +111,33 @@ class RecordRevisions:
                     if s < len(state.pyramid) and state.pyramid[s] is not None
                     and state.pyramid[s] is self.game.deal.pyramid[s] and obs.pyramid[s] is read
                     and state.pyramid[s] in seen and looks_alike(read, state.pyramid[s])}
-        return self._correct_deal(obs, checks, only=readings) if readings else None
+        return self._adopt_corrected_deal(obs, [(readings, "read")]) if readings else None
 
-    def _correct_deal(self, obs: Observation, checks: list[tuple],
-                      only: Optional[dict[int, Card]] = None) -> Optional[list[Event]]:
+    def _correct_deal(self, obs: Observation, checks: list[tuple]) -> Optional[list[Event]]:
         """No legal continuation explains ``obs`` with the deal as read from the view (or only a
         guess at hidden cards does): try it with the slots the camera reads otherwise (open checks
-        and this view's) as the camera reads them (``only`` these, if given). On success the
-        record, status and events follow."""
-        readings = self._checked_readings(checks) if only is None else only
+        and this view's) as the camera reads them. On success the record, status and events follow."""
+        readings = self._checked_readings(checks)
         # then with the other readings of earlier views too (a check closed since: the slot's
         # card flickered between two readings, and the deal took the wrong one)
-        tries = [readings, {**self._read_otherwise, **readings}] if only is None else [readings]
-        if len(tries) > 1 and tries[1] == readings:
-            tries.pop()
+        tries = [(readings, "read")]
+        if {**self._read_otherwise, **readings} != readings:
+            tries.append(({**self._read_otherwise, **readings}, "read"))
         # A removed card seen again (drawn from the stock) was never where the deal put it: its
         # slot as the camera read it otherwise, else another card of its rank (the move stays a pair).
         reappeared = frozenset(obs.visible() & self.game.state.removed)
-        guesses = [] if only is not None else [
-            {slot: card} for slot, card in same_rank_readings(self.rules, self.game, reappeared)]
+        tries += [({slot: card}, "rank") for slot, card in same_rank_readings(self.rules, self.game, reappeared)]
         # Last, the cards gone from their slots as the camera's runner-up reading of those slots.
         state = self.game.state
         taken = [s for s, c in enumerate(state.pyramid) if c is not None and obs.pyramid[s] is not c]
-        runner = self._runner_ups.readings(taken) if only is None else []
-        kinds = ["read"] * len(tries) + ["rank"] * len(guesses) + ["runner-up"] * len(runner)
-        attempts = ((g, kind) for t, kind in zip(tries + guesses + runner, kinds)
+        tries += [(t, "runner-up") for t in self._runner_ups.readings(taken)]
+        return self._adopt_corrected_deal(obs, tries)
+
+    def _adopt_corrected_deal(self, obs: Observation, tries: list[tuple[dict, str]]) -> Optional[list[Event]]:
+        """The first deal re-read as one of ``tries`` (``({slot: card}, kind)``) that explains ``obs``
+        with no guess, recorded and said; else None."""
+        reappeared = frozenset(obs.visible() & self.game.state.removed)
+        attempts = ((g, kind) for t, kind in tries
                     for g in corrected_games(self.rules, self.game, sorted(t.items()), reappeared))
         for (game, changed), kind in attempts:
             fixed, _, wrong = eye_check(game.state, obs)
