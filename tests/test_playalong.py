@@ -2212,3 +2212,31 @@ def test_moves_entered_by_hand_end_the_waits():
     events = f.feed(layout_of(truth, frame=400))
     assert not any(e.kind == "illegal" or "seen again" in e.text for e in events), events
     assert f.moves == (Move.draw(),) * 3 and f.state.key() == truth.key()
+
+
+def test_waste_read_empty_taken_for_the_last_draws_and_a_recycle_is_revised_when_its_card_shows():
+    # A later pass, a hand over the table while a card is turned, then the waste read empty (a
+    # card at a steep angle the camera cannot read, a rendered whole game, g00542: 3H for 4 s):
+    # the shortest explanation turns the stock's last cards and recycles. The card read on the
+    # waste again shows the pile was never recycled: the record takes the draw instead.
+    rules, truth, f = setup("classic", 5)
+    truth, frame = draw_through(f, truth, 0, 30)
+    f.feed(layout_of(truth, frame=frame))
+    while len(truth.stock) > 4:
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    assert f.state.key() == truth.key()
+    truth = truth.apply(Move.draw())
+    frame += 60
+    f.feed(replace(layout_of(truth, frame=frame), waste=((),), extra={"skipped": 60}))
+    assert [m.kind for m in f.moves[-2:]] == ["draw", "recycle"]  # taken for the pile turned over
+    frame += 40
+    events = f.feed(layout_of(truth, frame=frame))
+    assert any(e.kind == "check" and e.text.startswith("revised moves") for e in events)
+    assert f.state.key() == truth.key() and "illegal" not in kinds(f)
+    for _ in range(3):  # and the pass goes on as dealt
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+        assert f.state.key() == truth.key()

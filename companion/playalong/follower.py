@@ -310,6 +310,14 @@ class Follower(UnexplainedViews, RecordRevisions):
                     self._lone = lone_card(self.rules, state, obs, gone, text)
                 self.status = "pending"
                 return new
+            if found is None and self._checkpoints and _recycled_into_card(
+                    state, fixed, self.game.moves[self._checkpoints[-1][0]:]):
+                revised = self._revise(fixed, depth=1)
+                if revised is not None:
+                    self._last_illegal = None
+                    self.status = "check"
+                    self.events.extend(revised)
+                    return revised
             if found is None:
                 for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, not self._gap,
                                                              self._record_doubts()):
@@ -546,3 +554,12 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
             return False
     return recycled
 
+
+
+def _recycled_into_card(state: Any, obs: Observation, last: list[Move]) -> bool:
+    """The record's last change (``last``, its moves) turned the stock's last cards unseen and
+    recycled, and the waste reads a card again: the view that read it empty missed its top
+    (a rendered whole game, g00542: 3H at a steep angle unread for 4 s, taken for two draws and
+    a recycle; 19 moves lost). A recycle alone is the person's."""
+    return (len(last) >= 2 and last[-1].kind == RECYCLE and last[-2].kind == DRAW
+            and not any(state.waste) and any(obs.waste))
