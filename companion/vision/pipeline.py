@@ -201,6 +201,20 @@ class LayoutPipeline(SecondLooks):
         dets = self.detector.detect(image_bgr, angle=angle) if angle else self.detector.detect(image_bgr)
         return self.read_image(image_bgr, dets, frame, angle)
 
+    def _lowest_row(self, held: list[Optional[Card]], nodes_ri: np.ndarray) -> Optional[int]:
+        """Following a game, the lowest row a card may lie on: two below the accepted layout's
+        lowest card (a pair taken across two rows and put back), or the lowest read on a slot now.
+        A lattice tracked since the deal extrapolates the cleared rows badly: the waste of a nearly
+        cleared pyramid lay at row 6.8 of it, above the floor of a full pyramid's waste, and passed
+        for a loose card (a rendered whole game, g00542: 3H unread for 4 s, taken for a recycle)."""
+        rules = self.rules
+        if (not self.follows or rules.inverted or rules.free_cells or rules.reserve
+                or self.expected is None or self.expected.rows != rules.rows):
+            return None  # (cells and a reserve row are placed by the full pyramid's rows)
+        accepted = max((r for r, _, slot in self.expected.slots() if slot.card is not None), default=-1)
+        now = max((int(nodes_ri[m][0]) for m, card in enumerate(held) if card is not None), default=-1)
+        return min(rules.rows - 1, max(accepted + 2, now))
+
     # --- one frame -----------------------------------------------------------------------------
     def read(self, dets: Detections, frame: int = -1,
              image_size: Optional[tuple[int, int]] = None) -> FrameReading:
@@ -360,7 +374,8 @@ class LayoutPipeline(SecondLooks):
         off = [j for j in range(n) if not used[j] and (ids[j] < 0 or winner[ids[j]] != j)]
         held = [reads[w].card if w >= 0 else None for w in winner]
         waste, cells, reserve, stray = outside_places(self.rules, reads, off, uv, br_off, held,
-                                                      None if few is None else few.lowest_row,
+                                                      few.lowest_row if few is not None
+                                                      else self._lowest_row(held, nodes_ri),
                                                       WASTE_MIN_SCORE if self.follows else 0.0,
                                                       name_tops=not self.follows)
         # A waste pile read as one card that the pyramid shows by a surer read: most often the
