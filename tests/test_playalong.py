@@ -1759,22 +1759,23 @@ def test_a_waste_card_read_on_an_empty_slot_too_is_a_misread():
 def test_stock_card_misread_when_turned_is_forgotten_when_the_card_itself_turns_up():
     # A card the camera named wrongly when it was turned (the stock face down, so no one checked it)
     # must not stop the record when the card it was taken for is turned later (a rendered whole game,
-    # g00500: JH read as QH; 20 moves later QH was turned and nothing after was followed).
+    # g00500: JH read as QH; 20 moves later, eight draws on, QH was turned and nothing after was
+    # followed). (Two to seven cards deep, the reading is a corner showing: ``buried_waste_card``.)
     rules, truth, f = setup("classic", 3)
-    later = truth.stock[4]
+    later = truth.stock[9]
     truth = truth.apply(Move.draw())
     first = truth.waste[0][-1]
     f.feed(replace(layout_of(truth, frame=1), waste=((later,),)))  # misread as a card turned later
     assert f.game.deal.stock[0] is later
     frame = 2
-    for _ in range(4):
+    for _ in range(9):
         truth = truth.apply(Move.draw())
         events = f.feed(layout_of(truth, frame=frame))
         frame += 1
     assert truth.waste[0][-1] is later
     assert any(e.kind == "check" and f"{later} is seen again" in e.text for e in events), events
     assert not any(e.kind == "illegal" for e in f.events), f.events
-    assert f.moves == (Move.draw(),) * 5 and f.game.deal.stock[0] is None and f.game.deal.stock[4] is later
+    assert f.moves == (Move.draw(),) * 10 and f.game.deal.stock[0] is None and f.game.deal.stock[9] is later
     # Through the stock and round again: the card forgotten is learned as it truly is.
     while truth.stock:
         truth = truth.apply(Move.draw())
@@ -2240,3 +2241,28 @@ def test_waste_read_empty_taken_for_the_last_draws_and_a_recycle_is_revised_when
         frame += 30
         f.feed(layout_of(truth, frame=frame))
         assert f.state.key() == truth.key()
+
+
+def test_a_card_deeper_in_the_waste_read_as_its_top_after_a_draw_is_a_corner_showing():
+    # A pile turned one by one is never squared up: a corner of a card two or three beneath the
+    # top shows, and the camera may read it as the top (a rendered whole game, g00501: AC on the
+    # waste, 8S read). Not 8S turned again with the first reading of it wrong: a check, and the
+    # record goes on as it was.
+    rules, truth, f = setup("classic", 5)
+    frame = 0
+    for _ in range(5):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    deal, pile = f.game.deal, truth.waste[0]
+    frame += 30
+    events = f.feed(replace(layout_of(truth, frame=frame), waste=((pile[-3],),)))
+    assert [e.kind for e in events] == ["check"] and "a card deeper in the pile" in events[0].text
+    assert f.game.deal == deal and f.state.key() == truth.key()
+    for _ in range(2):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+        turned = len(truth.waste[0])
+        assert f.state.key() == truth.key() and f.game.deal.stock[:turned] == truth.deal.stock[:turned]
+    assert "illegal" not in kinds(f)

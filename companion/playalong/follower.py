@@ -319,8 +319,9 @@ class Follower(UnexplainedViews, RecordRevisions):
                     self.events.extend(revised)
                     return revised
             if found is None:
+                after_draw = bool(self.game.moves) and self.game.moves[-1].kind == DRAW
                 for alt_obs, alt_checks in doubtful_readings(state, fixed, self.rules, not self._gap,
-                                                             self._record_doubts()):
+                                                             self._record_doubts(), after_draw):
                     found = self._explain(state, alt_obs, max_moves, max_nodes)
                     if found is not None:  # the reading it took replaces what was said of that place
                         checks = [c for c in checks if c[0] not in {k for k, _ in alt_checks}] + alt_checks

@@ -69,10 +69,18 @@ def unseen_slots(state: Any, obs: Observation) -> list[int]:
             if exp is not None and r.card is None and r.score < 0.05]
 
 
+#: How deep in a draw-1 waste pile a card read as its top may lie and be taken for a corner of it
+#: showing (``buried_waste_card``): just beneath the top, the top may have been lifted (``lone``);
+#: deeper than a few cards, the record more likely lost its place in the stock.
+BURIED_DEPTHS = (2, 7)
+
+
 def doubtful_readings(state: Any, obs: Observation, rules: Any, clear_view: bool,
-                      doubts: frozenset = frozenset()) -> Iterable[tuple[Observation, list[tuple]]]:
+                      doubts: frozenset = frozenset(), after_draw: bool = False
+                      ) -> Iterable[tuple[Observation, list[tuple]]]:
     """Observations with one doubtful slot read the way the game expects it. ``doubts``: cards
-    the record named by a guess or by the deal as the camera read it (``doubtful_waste``)."""
+    the record named by a guess or by the deal as the camera read it (``doubtful_waste``);
+    ``after_draw``: the record's last move is a draw (``buried_waste_card``)."""
     expected = expected_pyramid(state)
     for s, (exp, got) in enumerate(zip(expected, obs.pyramid)):
         if exp is got:
@@ -88,8 +96,28 @@ def doubtful_readings(state: Any, obs: Observation, rules: Any, clear_view: bool
             text = (f"check {slot_name(s)}: the camera {what}{score_text(obs, s)}, the game has "
                     f"{exp if exp is not None else 'no card there'}")
             yield obs.with_pyramid(tuple(pyramid)), [((s, got), text)]
+    if after_draw and clear_view:
+        yield from buried_waste_card(state, obs, rules)
     yield from doubtful_waste(state, obs, rules, clear_view, doubts)
     yield from bared_indices(state, obs, rules)
+
+
+def buried_waste_card(state: Any, obs: Observation, rules: Any) -> Iterable[tuple[Observation, list[tuple]]]:
+    """A draw-1 waste top read as a card the record holds two to seven cards deeper in the pile,
+    just after a draw: a corner of that card showing past the cards over it (a pile is never
+    squared up), not that card turned again. Rendered whole games, the camera's reading of such a
+    card taken for a misread when it was turned ("8S is seen again", ``_forget_learned``): 9 of 10
+    such views were a card beneath the top (g00501: AC on the waste, 8S's corner read; a draw
+    recorded twice and 10 of 70 moves lost)."""
+    if rules.draw != 1 or obs.loose or len(state.waste) != 1 or len(obs.waste) != 1 or not obs.waste[0]:
+        return
+    pile, read = state.waste[0], obs.waste[0][-1]
+    depth = next((len(pile) - 1 - i for i, c in enumerate(pile) if c is read), None)
+    if depth is None or not BURIED_DEPTHS[0] <= depth <= BURIED_DEPTHS[1] or pile[-1] is None:
+        return
+    yield (obs.with_waste(((pile[-1],),)),
+           [(("waste", (read,)), f"check the waste: the camera reads {read}, a card deeper in the pile; "
+                                 f"the game has {pile[-1]}")])
 
 
 def bared_indices(state: Any, obs: Observation, rules: Any) -> Iterable[tuple[Observation, list[tuple]]]:
