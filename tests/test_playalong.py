@@ -2266,3 +2266,51 @@ def test_a_card_deeper_in_the_waste_read_as_its_top_after_a_draw_is_a_corner_sho
         turned = len(truth.waste[0])
         assert f.state.key() == truth.key() and f.game.deal.stock[:turned] == truth.deal.stock[:turned]
     assert "illegal" not in kinds(f)
+
+
+def _last_waste_card_pairs_on_the_pyramid():
+    """A first pass drawn to its end, each card seen, with the last waste top pairing with an open
+    pyramid card (no king); returns (rules, truth, follower, pair, frame)."""
+    for seed in range(1, 60):
+        rules, truth, f = setup("classic", seed)
+        frame = 0
+        while truth.stock:
+            truth = truth.apply(Move.draw())
+            frame += 30
+            f.feed(layout_of(truth, frame=frame))
+        top = truth.waste[0][-1]
+        pair = next((m for m in truth.legal_moves() if m.kind == "remove" and len(m.cards) == 2
+                     and top in m.cards), None)
+        if pair is not None and f.state.key() == truth.key():
+            return rules, truth, f, pair, frame
+    pytest.skip("no such deal")
+
+
+def test_a_slot_seen_empty_in_a_view_waited_on_then_misread_is_its_card_taken():
+    # The waste top taken in a pair and the pile recycled in one view: the follower waits to see
+    # whether the card beneath shows. The next view reads the pair's emptied slot as another card
+    # (a rendered whole game, g00608: 9C+4C, 4C's slot read AC at 56%): not 4C misread, still
+    # there, but the slot emptied; the pair and the recycle are recorded.
+    rules, truth, f, pair, frame = _last_waste_card_pairs_on_the_pyramid()
+    truth = truth.apply(pair).apply(Move.recycle())
+    frame += 30
+    assert f.feed(layout_of(truth, frame=frame)) == [] and f.status == "pending"
+    slot = next(s for s, c in enumerate(f.state.pyramid) if c in pair.cards)
+    row, index = _row_index(slot)
+    stranger = truth.stock[5]  # (a card face down in the stock: read on the slot, no card seen twice)
+    frame += 20
+    events = f.feed(misread(layout_of(truth, frame=frame), row, index, stranger, score=0.56, runner_up=0.0))
+    truth = truth.apply(Move.draw())  # then the next card turned, the slot read empty again
+    frame += 20
+    events += f.feed(layout_of(truth, frame=frame))
+    assert [m.kind for m in f.moves[-3:]] == ["remove", "recycle", "draw"] and f.state.key() == truth.key(), events
+    assert not any(f"the game has {c}" in e.text for e in events for c in pair.cards), events
+    assert "illegal" not in kinds(f)
+
+
+def _row_index(slot: int) -> tuple[int, int]:
+    row = 0
+    while slot > row:
+        slot -= row + 1
+        row += 1
+    return row, slot

@@ -250,6 +250,7 @@ class Follower(UnexplainedViews, RecordRevisions):
         lone, self._lone = self._lone, None
         beneath, self._beneath = self._beneath, None
         waiting = self._pending if self._pending_guess else None
+        held_back = self._pending  # a view waited on and not recorded (None: none)
         self._pending, self._pending_guess = None, False
         fixed, checks, wrong = eye_check(state, obs)
         # Cards read on slots the game has empty that no move can have put there (misreads):
@@ -288,6 +289,10 @@ class Follower(UnexplainedViews, RecordRevisions):
                             (slot, got), f"check {slot_name(slot)}: the camera reads {got}, taken for no card "
                                          f"(its card taken)")]
                         break
+            if found is not None and held_back is not None and checks:
+                emptied = self._emptied_then_misread(state, fixed, checks, held_back, found, max_moves, max_nodes)
+                if emptied is not None:
+                    found, used, fixed, checks = emptied
             if found is not None and found.guessed and self._deal_read:
                 # a slot of the deal as the camera read it otherwise explains the view with no
                 # guess at hidden cards (7D+6S where the deal says AD): surer than the guess
@@ -390,6 +395,24 @@ class Follower(UnexplainedViews, RecordRevisions):
         self.status = "check" if open_now or phantoms else "ok"
         self.events.extend(new)
         return new
+
+    def _emptied_then_misread(self, state: Any, fixed: Observation, checks: list[tuple], before: Observation,
+                              found: Explanation, max_moves: Optional[int], max_nodes: Optional[int]
+                              ) -> Optional[tuple[Explanation, Observation, Observation, list[tuple]]]:
+        """A slot the view waited on (``before``, not recorded) showed empty, read now as another card
+        than the game's (taken for its card misread): its card was taken, and the read is of the
+        emptied slot (a rendered whole game, g00608: 9C+4C and a recycle waited on, then 4C's slot read
+        AC; 4C kept, and "4C: only a card worth 13 is removed alone" said). Taken so where it explains
+        more moves with no guess."""
+        for (slot, got), _ in checks:
+            if not isinstance(slot, int) or before.pyramid[slot] is not None:
+                continue
+            alt_obs = fixed.with_pyramid(tuple(None if k == slot else c for k, c in enumerate(fixed.pyramid)))
+            alt = self._explain(state, alt_obs, max_moves, max_nodes)
+            if alt is not None and not alt.guessed and len(alt.moves) > len(found.moves):
+                text = f"check {slot_name(slot)}: the camera reads {got}, taken for no card (its card taken)"
+                return alt, alt_obs, alt_obs, [c for c in checks if c[0] != (slot, got)] + [((slot, got), text)]
+        return None
 
     def _record_doubts(self) -> frozenset[Card]:
         """The cards the record holds by a guess, or by the camera's reading of the deal (not
