@@ -737,3 +737,36 @@ def test_a_search_putting_fewer_reads_on_their_dealt_slots_does_not_replace_the_
         assert pipe._on_dealt(slid, dets.class_id) < pipe._on_dealt(held, dets.class_id) or not knows
     assert moved == {False: True, True: False}
     assert np.allclose(fit.homography, good)
+
+
+def test_following_the_waste_of_a_nearly_cleared_pyramid_lies_below_its_lowest_rows():
+    # A lattice tracked since the deal: with the pyramid cleared to its top rows, the waste may lie
+    # where its lowest row lay (a rendered whole game, g00542: 3H at row 6.8 of the lattice, above a
+    # full pyramid's waste, read as a loose card for 4 s). Following, the accepted layout says how
+    # low a card can lie; with none accepted, the full pyramid's floor stays.
+    from companion.layout import SlotReading
+    truth = synth_truth(np.random.default_rng(4))
+    pipe = LayoutPipeline()
+    first = pipe.read(clean(truth))
+    top_rows = dict(truth, labels=[l for l in truth["labels"] if l["where"].startswith("pyramid:")
+                                   and int(l["where"].split(":")[1]) <= 2])
+    dealt = {c for row in truth["pyramid_codes"] for c in row} | {c for p in truth["waste"] for c in p["cards"]}
+    code = next(c for c in CARD_CODES if c not in dealt)
+    h = first.fit.homography
+    box = next(l["box"] for l in truth["labels"] if l["where"] == "pyramid:2:0" and l["which"] != "br")
+    w, hgt = box[2] - box[0], box[3] - box[1]
+    x, y, z = h @ np.array([-0.5, 6.8, 1.0])
+    at = [x / z - w / 2, y / z - hgt / 2, x / z + w / 2, y / z + hgt / 2]
+    dets = with_det(clean(top_rows), at, code, 0.9)
+    accepted = first.layout
+    for r in range(3, 7):
+        for i in range(r + 1):
+            accepted = accepted.with_slot(r, i, SlotReading(None, 1.0, ()))
+    pipe.expected = accepted
+    followed = pipe.read(dets).layout
+    assert [str(c) for c in followed.waste_tops()] == [code]
+    assert followed.to_json()["pyramid"][:3] == truth["pyramid_codes"][:3]
+    pipe.expected = first.layout  # the whole pyramid accepted: a card there is no waste
+    assert pipe.read(dets).layout.waste_tops() == (None,)
+    pipe.expected = None
+    assert pipe.read(dets).layout.waste_tops() == (None,)

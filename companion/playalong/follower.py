@@ -579,7 +579,6 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
     return recycled
 
 
-
 def _recycled_into_card(state: Any, obs: Observation, last: list[Move]) -> bool:
     """The record's last change (``last``, its moves) turned the stock's last cards unseen and
     recycled, and the waste reads a card again: the view that read it empty missed its top
