@@ -2314,3 +2314,27 @@ def _row_index(slot: int) -> tuple[int, int]:
         slot -= row + 1
         row += 1
     return row, slot
+
+
+def test_a_view_waited_on_after_a_blocked_view_keeps_its_gap_for_the_next():
+    # Three cards turned behind a hand (a later pass, each known), then the waste read empty: the
+    # follower waits for the next view. That view, a moment later and clear, shows the top: the
+    # draws went on behind the hand before the wait, and are explained so (a rendered whole game,
+    # g00565: five moves behind a hand, the waste read empty, then its top; taken for a clear
+    # view's change, "KS is covered by 7S: taken while still covered" said from then on).
+    rules, truth, f = setup("classic", 5)
+    truth, frame = draw_through(f, truth, 0, 30)
+    f.feed(layout_of(truth, frame=frame))
+    for _ in range(3):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    n = len(f.moves)
+    for _ in range(3):
+        truth = truth.apply(Move.draw())
+    frame += 100
+    assert f.feed(replace(layout_of(truth, frame=frame), waste=((),), extra={"skipped": 90})) == []
+    assert f.status == "pending" and len(f.moves) == n
+    frame += 5
+    events = f.feed(layout_of(truth, frame=frame))
+    assert [e.kind for e in events] == ["move"] * 3 and f.state.key() == truth.key(), events

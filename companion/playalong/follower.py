@@ -123,7 +123,7 @@ class Follower(UnexplainedViews, RecordRevisions):
         self._prev_visible: set[Card] = set()
         #: A view only a guessed hidden draw explains, waiting for the next one (see ``finish``).
         self._pending: Optional[Observation] = None
-        self._pending_gap = False  # whether the waiting view came after a real gap
+        self._pending_gap = False  # whether the view waited on (pending, a lone card's) came after a real gap
         #: The waiting view is one only a guess at hidden cards explains (not a recycle), and
         #: the cards face up in the view before it (what its explanation took as seen before).
         self._pending_guess = False
@@ -183,7 +183,10 @@ class Follower(UnexplainedViews, RecordRevisions):
         # the waste read empty over its top, now its top again: a card drawn unread may have gone in a pair
         self._waste_back = (waste_back(self.game.state, self._last_obs, obs)
                             or (self._pending is not None and self._waste_back))  # kept as the gap is
-        self._gap = (self._real_gap(prev, layout.frame, skipped) or (self._pending is not None and self._pending_gap)
+        # (so too across a lone card's wait begun after a gap: g00565, the waste read empty after a
+        # blocked view of five moves, its card read the next view, judged as a clear view's change)
+        waited = self._pending is not None or self._lone is not None or self._beneath is not None
+        self._gap = (self._real_gap(prev, layout.frame, skipped) or (waited and self._pending_gap)
                      or self._waste_back)
         self._unseen_frames = max(skipped, layout.frame - prev if prev is not None and prev >= 0 else 0)
         self._last_obs = obs
@@ -193,6 +196,8 @@ class Follower(UnexplainedViews, RecordRevisions):
             return self._process(obs)
         finally:
             self._prev_visible = obs.visible()
+            if self._pending is None:  # (a pending view sets its own)
+                self._pending_gap = self._gap
 
     def tick(self, frame: int, sightings: Optional[Mapping[Card, int]] = None) -> list[Event]:
         """A frame went by without a new stable layout (call it for every frame, it is cheap): a
