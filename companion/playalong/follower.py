@@ -45,7 +45,7 @@ from companion.playalong.events import CHECK, ILLEGAL, MOVE, Event
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_back
-from companion.playalong.misreads import (OUT_OF_VIEW_SLOTS, diagnose, doubtful_readings, eye_check, open_cards,
+from companion.playalong.misreads import (BURIED_DEPTHS, OUT_OF_VIEW_SLOTS, diagnose, doubtful_readings, eye_check, open_cards,
                                           phantom_cards, unread_waste, unseen_slots)
 from companion.playalong.revisions import RecordRevisions
 from companion.playalong.unexplained import UnexplainedViews
@@ -320,6 +320,15 @@ class Follower(UnexplainedViews, RecordRevisions):
                     self._lone = lone_card(self.rules, state, obs, gone, text)
                 self.status = "pending"
                 return new
+            if found is None and self._checkpoints and _pass_begun_again(state, fixed):
+                # the first card of the pass on the waste: a recycle missed behind a hand, after
+                # draws missed too (g00526); explained again from before, turns out of sight allowed
+                revised = self._revise(fixed, hidden=True)
+                if revised is not None:
+                    self._last_illegal = None
+                    self.status = "check"
+                    self.events.extend(revised)
+                    return revised
             if found is None and self._checkpoints and _recycled_into_card(
                     state, fixed, self.game.moves[self._checkpoints[-1][0]:]):
                 revised = self._revise(fixed, depth=1)
@@ -591,3 +600,17 @@ def _recycled_into_card(state: Any, obs: Observation, last: list[Move]) -> bool:
     a recycle; 19 moves lost). A recycle alone is the person's."""
     return (len(last) >= 2 and last[-1].kind == RECYCLE and last[-2].kind == DRAW
             and not any(state.waste) and any(obs.waste))
+
+
+def _pass_begun_again(state: Any, obs: Observation) -> bool:
+    """A draw-1 waste reads the card at the bottom of the record's pile (the first turned this pass)
+    while the record's stock still holds cards never seen: the person recycled, and the draws the
+    record lacks went on out of sight (a rendered whole game, g00526: six pairs and a recycle behind
+    a hand, three draws of the first pass never seen; 8S, the pass's first card, then read on the
+    waste and taken for a misread when it was turned: "8S is seen again", and every draw after)."""
+    if state.rules.draw != 1 or len(state.waste) != 1 or len(obs.waste) != 1 or not obs.waste[0]:
+        return False
+    pile = state.waste[0]
+    # (deeper than a corner showing, ``BURIED_DEPTHS``, or the card under a top lifted)
+    return (len(pile) - 1 > BURIED_DEPTHS[1] and pile[0] is not None and obs.waste[0][-1] is pile[0]
+            and any(c is None for c in state.stock))

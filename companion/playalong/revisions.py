@@ -161,9 +161,10 @@ class RecordRevisions:
             return events
         return None
 
-    def _revise(self, obs: Observation, depth: int = 3) -> Optional[list[Event]]:
+    def _revise(self, obs: Observation, depth: int = 3, hidden: Optional[bool] = None) -> Optional[list[Event]]:
         """Explain ``obs`` from before one of the last inferred changes (a hidden double draw or a
-        wrong guess shows only later); on success the inferred tail of the record is replaced."""
+        wrong guess shows only later); on success the inferred tail of the record is replaced.
+        ``hidden``: may draws have happened out of sight (default: a real gap before this view)."""
         moves = self.game.moves
         for n_before, deal in reversed(self._checkpoints[-depth:]):
             if n_before >= len(moves):
@@ -171,7 +172,7 @@ class RecordRevisions:
             game = Game(self.rules, deal)
             for m in moves[:n_before]:
                 game.play(m)
-            found = self._explain(game.state, obs, self.max_moves + len(moves) - n_before, self.max_nodes)
+            found = self._explain(game.state, obs, self.max_moves + len(moves) - n_before, self.max_nodes, hidden)
             # (a pair guessed with a hidden card whose other card is back in view never was)
             back = self._guessed_pairs_back(obs, moves[n_before:])
             if found is None or not (self.game.state.removed - self._guessed - back) <= found.state.removed:
