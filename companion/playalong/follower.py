@@ -45,8 +45,8 @@ from companion.playalong.events import CHECK, ILLEGAL, MOVE, Event
 from companion.playalong.explain import Explainer, Explanation
 from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_back
-from companion.playalong.misreads import (BURIED_DEPTHS, OUT_OF_VIEW_SLOTS, diagnose, doubtful_readings, eye_check, open_cards,
-                                          phantom_cards, unread_waste, unseen_slots)
+from companion.playalong.misreads import (BURIED_DEPTHS, OUT_OF_VIEW_SLOTS, diagnose, doubtful_readings, eye_check,
+                                          open_cards, phantom_cards, unread_waste, unseen_slots)
 from companion.playalong.revisions import RecordRevisions
 from companion.playalong.unexplained import UnexplainedViews
 from companion.playalong.view import Observation, expected_pyramid, observe, slot_name
@@ -320,18 +320,13 @@ class Follower(UnexplainedViews, RecordRevisions):
                     self._lone = lone_card(self.rules, state, obs, gone, text)
                 self.status = "pending"
                 return new
-            if found is None and self._checkpoints and _pass_begun_again(state, fixed):
-                # the first card of the pass on the waste: a recycle missed behind a hand, after
-                # draws missed too (g00526); explained again from before, turns out of sight allowed
-                revised = self._revise(fixed, hidden=True)
-                if revised is not None:
-                    self._last_illegal = None
-                    self.status = "check"
-                    self.events.extend(revised)
-                    return revised
-            if found is None and self._checkpoints and _recycled_into_card(
-                    state, fixed, self.game.moves[self._checkpoints[-1][0]:]):
-                revised = self._revise(fixed, depth=1)
+            if found is None and self._checkpoints:
+                # the first card of the pass on the waste: a recycle missed behind a hand, after draws
+                # missed too, explained again from before with turns out of sight allowed; or a card
+                # on the waste after the last change made up a recycle: taken back
+                revised = (self._revise(fixed, hidden=True) if _pass_begun_again(state, fixed)
+                           else self._revise(fixed, depth=1) if _recycled_into_card(
+                               state, fixed, self.game.moves[self._checkpoints[-1][0]:]) else None)
                 if revised is not None:
                     self._last_illegal = None
                     self.status = "check"
