@@ -33,7 +33,7 @@ is not judged: a check asks to move the camera.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from companion.cards import Card
 from companion.errors import IllegalMoveError, InvalidLayoutError
@@ -283,21 +283,21 @@ class Follower(UnexplainedViews, RecordRevisions):
                 # explains the view with no guess at hidden cards: its card was taken (g00645:
                 # JC+2S, JC's emptied slot read KC; "JD turned and paired with 2S" guessed). Not
                 # with a deal as the camera read it: its misread slots read so again (g00313)
-                for (slot, got), _ in checks:
-                    if not isinstance(slot, int):
-                        continue
-                    alt_obs = fixed.with_pyramid(tuple(None if k == slot else c for k, c in enumerate(fixed.pyramid)))
-                    alt = self._explain(state, alt_obs, max_moves, max_nodes)
-                    if alt is not None and not alt.guessed and alt.moves:
-                        found, used, fixed = alt, alt_obs, alt_obs
-                        checks = [c for c in checks if c[0] != (slot, got)] + [(
-                            (slot, got), f"check {slot_name(slot)}: the camera reads {got}, taken for no card "
-                                         f"(its card taken)")]
-                        break
+                taken = self._slot_read_taken(state, fixed, checks, max_moves, max_nodes, lambda alt: bool(alt.moves))
+                if taken is not None:
+                    found, fixed, checks = taken
+                    used = fixed
             if found is not None and held_back is not None and checks:
-                emptied = self._emptied_then_misread(state, fixed, checks, held_back, found, max_moves, max_nodes)
-                if emptied is not None:
-                    found, used, fixed, checks = emptied
+                # a slot the view waited on (not recorded) showed empty, read now as another card
+                # than the game's: its card was taken (g00608: 9C+4C and a recycle waited on, then
+                # 4C's slot read AC; 4C kept, and "4C: only a card worth 13 is removed alone" said)
+                emptied = {s for s, c in enumerate(held_back.pyramid) if c is None}
+                moves = len(found.moves)
+                taken = self._slot_read_taken(state, fixed, checks, max_moves, max_nodes,
+                                              lambda alt: len(alt.moves) > moves, emptied)
+                if taken is not None:
+                    found, fixed, checks = taken
+                    used = fixed
             if found is not None and found.guessed and self._deal_read:
                 # a slot of the deal as the camera read it otherwise explains the view with no
                 # guess at hidden cards (7D+6S where the deal says AD): surer than the guess
@@ -405,22 +405,21 @@ class Follower(UnexplainedViews, RecordRevisions):
         self.events.extend(new)
         return new
 
-    def _emptied_then_misread(self, state: Any, fixed: Observation, checks: list[tuple], before: Observation,
-                              found: Explanation, max_moves: Optional[int], max_nodes: Optional[int]
-                              ) -> Optional[tuple[Explanation, Observation, Observation, list[tuple]]]:
-        """A slot the view waited on (``before``, not recorded) showed empty, read now as another card
-        than the game's (taken for its card misread): its card was taken, and the read is of the
-        emptied slot (a rendered whole game, g00608: 9C+4C and a recycle waited on, then 4C's slot read
-        AC; 4C kept, and "4C: only a card worth 13 is removed alone" said). Taken so where it explains
-        more moves with no guess."""
+    def _slot_read_taken(self, state: Any, fixed: Observation, checks: list[tuple], max_moves: Optional[int],
+                         max_nodes: Optional[int], better: Callable[[Explanation], bool],
+                         slots: Optional[set[int]] = None
+                         ) -> Optional[tuple[Explanation, Observation, list[tuple]]]:
+        """A slot read as another card than the game's (taken for its card misread; of ``slots``
+        when given) seen empty instead: the explanation with no guess at hidden cards that ``better``
+        accepts, that view, and the checks with the slot's said so; else None."""
         for (slot, got), _ in checks:
-            if not isinstance(slot, int) or before.pyramid[slot] is not None:
+            if not isinstance(slot, int) or (slots is not None and slot not in slots):
                 continue
             alt_obs = fixed.with_pyramid(tuple(None if k == slot else c for k, c in enumerate(fixed.pyramid)))
             alt = self._explain(state, alt_obs, max_moves, max_nodes)
-            if alt is not None and not alt.guessed and len(alt.moves) > len(found.moves):
+            if alt is not None and not alt.guessed and better(alt):
                 text = f"check {slot_name(slot)}: the camera reads {got}, taken for no card (its card taken)"
-                return alt, alt_obs, alt_obs, [c for c in checks if c[0] != (slot, got)] + [((slot, got), text)]
+                return alt, alt_obs, [c for c in checks if c[0] != (slot, got)] + [((slot, got), text)]
         return None
 
     def _record_doubts(self) -> frozenset[Card]:
