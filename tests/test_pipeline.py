@@ -593,12 +593,14 @@ def test_a_card_whose_covered_slots_lie_out_of_the_picture_is_no_stray_read_of_a
     assert layout.pyramid[0][0].card is None  # out of view
 
 
-@pytest.mark.parametrize("at_spot", [False, True])
-def test_a_read_right_on_its_slot_over_a_hidden_card_is_no_lone_second_index(at_spot):
+@pytest.mark.parametrize("at_spot,told_upright", [(False, False), (True, False), (True, True)])
+def test_a_read_right_on_its_slot_over_a_hidden_card_is_no_lone_second_index(at_spot, told_upright):
     # val_s22_000123: a hand hides (2,1), (3,1) and (3,2). AC read right on (4,3)'s corner lies on
     # the hidden (3,2), a card "on a missing card", and 0.42 lattice units from where (2,1)'s second
     # index lies: farther than second indices stray, and nearer its own slot: (4,3)'s card. Read
-    # where (2,1)'s second index lies, it is that index, (2,1)'s card.
+    # where (2,1)'s second index lies, it is that index, (2,1)'s card; unless the classifier told it
+    # stood upright, as first indices do (val_s22_000008: rows dealt close, 8S's first index read on
+    # its bottom-row slot, right where the missed QS's second index would lie).
     from companion.vision.card_read import CardRead
     from companion.vision.second_index import place_orphans
     from companion.vision.slots import covering, pyramid_nodes
@@ -617,9 +619,12 @@ def test_a_read_right_on_its_slot_over_a_hidden_card_is_no_lone_second_index(at_
     winner = [-1] * len(nodes_ri)
     for k, p in enumerate(seen):
         winner[node[p]] = k
+    first = np.zeros(len(reads), bool)
+    first[ac] = told_upright
     place_orphans(rules, reads, winner, np.ones(len(reads), bool), np.array([node[p] for p in seen]), uv, br_off,
-                  covering(rules.rows, rules.inverted))
-    assert (winner[node[(2, 1)]], winner[node[(4, 3)]]) == ((ac, -1) if at_spot else (-1, ac))
+                  covering(rules.rows, rules.inverted), first_index=first)
+    taken = at_spot and not told_upright
+    assert (winner[node[(2, 1)]], winner[node[(4, 3)]]) == ((ac, -1) if taken else (-1, ac))
 
 
 def test_a_sure_read_with_a_close_runner_up_asks_for_a_check():

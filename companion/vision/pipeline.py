@@ -90,6 +90,9 @@ DRIFTED_MIN, DRIFTED_GAIN = 20, 4
 #: cleared pyramid's second indices placed it a row off, val_s22_000219 3 -> 22 wrong). Not while
 #: following a video (``track``): all 29 rendered games lost a move each in g00300, g00411 and g00412.
 TOLD_TURNED, MIN_TOLD, MOSTLY_UPRIGHT = 0.2, 6, 0.6
+#: A read told standing upright more likely than this (with the turns told, ``_turns_told``) is a
+#: first index, never a lone second one (``place_orphans``).
+TOLD_FIRST = 0.9
 
 
 class Detector(Protocol):
@@ -358,8 +361,10 @@ class LayoutPipeline(SecondLooks):
         # Following a video, a lowest-row card whose first index a hand hides is left to fusion
         # (a resting hand's cue: its neighbours vanish too; placed by their second indices, the
         # one card left unseen passed for an illegal removal after a window).
+        told_first = (dets.upright > TOLD_FIRST) if self._turns_told(dets) else None
         place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov,
-                      lowest_by_place=not self.follows and few is None, in_picture=in_picture)
+                      lowest_by_place=not self.follows and few is None, in_picture=in_picture,
+                      first_index=told_first)
         if self.expected is not None and self.expected.rows == rules.rows:
             home_second_indices(self.expected, reads, winner, used, uv, br_off, nodes_ri, nodes_uv,
                                 known=self.known)
@@ -622,15 +627,23 @@ class LayoutPipeline(SecondLooks):
         # whose first was missed: not a slot's corner (unless the reads lie turned on the whole: the
         # corners were named at the wrong angle, and then they tell nothing of first and second).
         # A still's only: following a video it cost moves (``TOLD_TURNED``).
-        ups = dets.upright
-        if ups is not None and not self.track:
-            told = ~np.isnan(ups)
-            if told.sum() >= MIN_TOLD and np.mean(ups[told] > 0.5) > MOSTLY_UPRIGHT:
-                lone = np.bincount(dets.class_id, minlength=len(DECK))[dets.class_id] == 1
-                turned = told & (ups < TOLD_TURNED) & lone
-                if (primary & ~turned).sum() >= 3:
-                    primary &= ~turned
+        if self._turns_told(dets):
+            ups = dets.upright
+            lone = np.bincount(dets.class_id, minlength=len(DECK))[dets.class_id] == 1
+            turned = ~np.isnan(ups) & (ups < TOLD_TURNED) & lone
+            if (primary & ~turned).sum() >= 3:
+                primary &= ~turned
         return primary
+
+    def _turns_told(self, dets: Detections) -> bool:
+        """Whether ``dets`` tell first indices from second ones by their turn: a still's (``track``
+        off), enough told (``MIN_TOLD``), mostly upright (``MOSTLY_UPRIGHT``; else the corners were
+        named at the wrong angle)."""
+        ups = dets.upright
+        if ups is None or self.track:
+            return False
+        told = ~np.isnan(ups)
+        return bool(told.sum() >= MIN_TOLD and np.mean(ups[told] > 0.5) > MOSTLY_UPRIGHT)
 
     def _make_read(self, dets: Detections, j: int, uv: np.ndarray) -> CardRead:
         card = DECK[int(dets.class_id[j])]
