@@ -775,3 +775,27 @@ def test_following_the_waste_of_a_nearly_cleared_pyramid_lies_below_its_lowest_r
     assert pipe.read(dets).layout.waste_tops() == (None,)
     pipe.expected = None
     assert pipe.read(dets).layout.waste_tops() == (None,)
+
+
+@pytest.mark.parametrize("turned,near_spot,lain_on", [(True, True, False), (False, True, False),
+                                                      (True, False, False), (True, True, True)])
+def test_a_turned_read_where_a_placed_cards_second_index_lies_is_that_index(turned, near_spot, lain_on):
+    # val_s22_000219: a partly cleared pyramid, 8H on (3,2) with (4,2) and (4,3) gone; 8H's second
+    # index, read as 5H and told turned, lies on the cleared (4,3): no card of its own there. A read
+    # told upright, away from any placed card's second index, or on a slot cards lie on, stays.
+    from companion.vision.second_index import turned_on_slots
+    from companion.vision.slots import pyramid_nodes
+
+    rules = Rules()
+    nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
+    node = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
+    br_off = nodes_uv[node[(4, 3)]] - nodes_uv[node[(3, 2)]] + [0.1, -0.1]
+    uv = np.array([nodes_uv[node[(3, 2)]], nodes_uv[node[(4, 3)]] + (0.0 if near_spot else [0.0, 0.6])])
+    winner = [-1] * len(nodes_ri)
+    winner[node[(3, 2)]], winner[node[(4, 3)]] = 0, 1
+    used = np.array([True, True])
+    lain = np.zeros(len(nodes_ri), bool)
+    lain[node[(4, 3)]] = lain_on
+    turned_on_slots(winner, used, np.array([False, turned]), lain, uv, nodes_uv, br_off)
+    cleared = turned and near_spot and not lain_on
+    assert winner[node[(4, 3)]] == (-1 if cleared else 1) and winner[node[(3, 2)]] == 0

@@ -60,7 +60,7 @@ from companion.vision.outside import WASTE_MIN_SCORE, outside_places
 from companion.vision.second_look import SecondLooks
 from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
                                            bared_slots, cross_second_indices, home_second_indices, maybe_second,
-                                           place_orphans,
+                                           place_orphans, turned_on_slots,
                                            pair_indices, second_indices)
 from companion.vision.lattice import in_frame
 from companion.vision.slots import (LatticeFit, assign_points, convincing, covering, fit_pyramid, in_area,
@@ -358,6 +358,8 @@ class LayoutPipeline(SecondLooks):
         used = np.zeros(n, bool)
         used[[j for j in winner if j >= 0]] = True
         used[second >= 0] = True
+        if self._turns_told(dets):
+            turned_on_slots(winner, used, dets.upright < TOLD_TURNED, lain_on, uv, nodes_uv, br_off)
         # Following a video, a lowest-row card whose first index a hand hides is left to fusion
         # (a resting hand's cue: its neighbours vanish too; placed by their second indices, the
         # one card left unseen passed for an illegal removal after a window).
