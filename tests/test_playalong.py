@@ -1065,6 +1065,72 @@ def test_draw_missed_in_a_clear_view_is_put_back_when_its_card_comes_round():
     assert [m.kind for m in f.moves] == ["draw"] * rules.stock_size + ["recycle"] + ["draw"] * 6
 
 
+def missed_card_paired_at_once(put_back: bool):
+    """A first-pass draw whose view never settled (its card turned blind at the pass's end); in
+    the second pass that card, turned and paired with an open pyramid card between two views, or
+    (``put_back``) the pyramid card lifted alone and put back. Returns (truth, follower, events of
+    the second pass's last views, the missed card, its partner)."""
+    for seed in range(60):
+        rules, truth, f = setup("classic", seed)
+        k = next((k for k in range(1, 8) if not rules.is_king(truth.deal.stock[k])
+                  and any(rules.value(c) + rules.value(truth.deal.stock[k]) == 13 for c in truth.available())), None)
+        if k is not None:
+            break
+    else:
+        pytest.skip("no deal with a stock card pairing an open pyramid card")
+    missed = truth.deal.stock[k]
+    partner = next(c for c in truth.available() if rules.value(c) + rules.value(missed) == 13)
+    frame = 1
+    for i in range(rules.stock_size):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        if i != k:  # the view of the draw that turned ``missed`` never settled
+            f.feed(layout_of(truth, frame=frame))
+    truth = truth.apply(Move.recycle())
+    frame += 30
+    f.feed(layout_of(truth, frame=frame))
+    assert f.game.deal.stock[-1] is None  # turned blind at the end of the first pass
+    for _ in range(k):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    events = []
+    if put_back:  # the partner lifted alone, the view without it, then back
+        frame += 30
+        lifted = truth.apply(Move.draw()).apply(Move.remove(partner, missed))  # the same view
+        events += f.feed(layout_of(lifted, frame=frame))
+        frame += 30
+        events += f.feed(layout_of(truth, frame=frame))
+    else:  # turned and paired between two views, then the next card drawn
+        truth = truth.apply(Move.draw()).apply(Move.remove(partner, missed))
+        frame += 30
+        events += f.feed(layout_of(truth, frame=frame))
+        truth = truth.apply(Move.draw())
+        frame += 30
+        events += f.feed(layout_of(truth, frame=frame))
+    return truth, f, events, missed, partner
+
+
+def test_a_missed_first_pass_card_turned_and_paired_at_once_is_put_back():
+    # g00584: 8H's draw missed in the first pass (turned blind before the recycle); in the second,
+    # 8H turned and taken with 5D between two views, the view showing only 5D gone where the record
+    # expects TC next: "5D: only a card worth 13 is removed alone", then every move after. The view
+    # waits for the next: the table moved on, so the missed card was drawn there and paired.
+    truth, f, events, missed, partner = missed_card_paired_at_once(put_back=False)
+    assert f.state.key() == truth.key() and "illegal" not in kinds(f)
+    assert any(e.kind == "check" and "where the record expects" in e.text for e in events)
+    assert any(e.kind == "check" and f"assumed it was {missed}" in e.text for e in events)
+
+
+def test_a_card_lifted_alone_that_a_missed_card_could_pair_is_said_when_put_back():
+    # g00601: 8C lifted alone (5D, the stock's next card, not yet turned) and put back: explained
+    # by a missed first-pass card paired with it, the view waits; 8C back, it was lifted alone.
+    truth, f, events, missed, partner = missed_card_paired_at_once(put_back=True)
+    assert f.state.key() == truth.key()
+    assert any(e.kind == "illegal" and str(partner) in e.text for e in events)
+    assert not any("where the record expects" in e.text for e in events)
+
+
 def test_draw_read_as_a_removed_court_of_its_suit_is_recorded_with_a_check():
     # On a later pass, QH turned after a draw whose view was missed, its index read KH, a king
     # removed long before (g00528): not KH put back on the waste but the draws, misread.

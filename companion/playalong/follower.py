@@ -364,6 +364,22 @@ class Follower(UnexplainedViews, RecordRevisions):
                 revised = self._missed_earlier(fixed) or self._revise(fixed)
             elif revised is None and self._guessed_pairs_back(fixed, self.game.moves):
                 revised = self._revise(fixed)  # a card of a guessed pair back: that pair never was
+            elif revised is None and allow_guess:
+                revised = self._missed_earlier(fixed, guess=True)
+            elif revised is None and waiting is not None and still_gone(state, waiting, obs):
+                # the view waited on (below) had its card gone for good: a missed card paired then
+                return self._settle_waiting(waiting, obs)
+            elif revised is None and self._reinserted(fixed, guess=True) is not None:
+                # a card gone that a first-pass card never seen, turned now and paired at once,
+                # explains: most often the first card of a pair picked up. Wait for the next view.
+                self._pending, self._pending_gap = obs, self._gap
+                self._pending_guess, self._pending_before = True, frozenset(self._prev_visible)
+                gone = [c for c in open_cards(state) if c not in obs.visible()]
+                if len(gone) == 1:  # if the card comes back instead, it was lifted alone
+                    self._lone = lone_card(self.rules, state, obs, gone,
+                                           diagnose(state, obs, [], self.game.moves, self.max_moves))
+                self.status = "pending"
+                return new
             if revised is not None:
                 new.extend(revised)
                 self._last_illegal = None

@@ -123,7 +123,7 @@ SLOWER = 1.5
 
 
 def reinsert(rules: Any, game: Game, explain: ExplainFn, frame: int = -1,
-             turned_at: Optional[Mapping[Any, int]] = None) -> Optional[Relocated]:
+             turned_at: Optional[Mapping[Any, int]] = None, guess: bool = False) -> Optional[Relocated]:
     """A later pass turned a card the record never saw where it expects a card it learned in the
     first pass: a first-pass draw went unseen (a rendered whole game, g00528: JS and 5H missed, so
     every card of the second pass was "another card", and 25 of 94 moves lost). The record's last
@@ -134,7 +134,8 @@ def reinsert(rules: Any, game: Game, explain: ExplainFn, frame: int = -1,
     guess, the one with the fewest moves to the view wins, unless the first pass went clearly slower
     at another (``turned_at``: the frame each stock card was seen turned in the first pass; frames
     from the draw before to that place's, per move made: a missed draw took its time). Draw 1 only
-    (a missed draw of three moves three cards)."""
+    (a missed draw of three moves three cards). With ``guess``, the view may be explained by a
+    guess at the card (turned and paired at once, out of sight), by some moves."""
     state = game.state
     if rules.draw != 1 or state.pass_number < 2 or not state.stock or state.stock[0] is None:
         return None
@@ -168,7 +169,7 @@ def reinsert(rules: Any, game: Game, explain: ExplainFn, frame: int = -1,
         if not shown <= {c for pile in trial.state.waste for c in pile}:
             continue  # a draw of this pass would have turned another card than the one seen then
         again = explain(trial.state)
-        if again is not None and not again.guessed:
+        if again is not None and (again.moves if guess else not again.guessed):
             pace = _pace(moves, history, point, turned_at or {})
             fits.append((pace, Relocated(trial, again, HiddenPoint(point, frame), 1)))
     # (a quick second draw explains a card placed one later as well: the fewest moves to the view,

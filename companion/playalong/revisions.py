@@ -28,7 +28,7 @@ from companion.moves import DRAW, Move
 from companion.playalong.deal_reads import corrected_games, same_rank_readings
 from companion.playalong.events import CHECK, Event
 from companion.playalong.explain import Explanation, unseen_partners
-from companion.playalong.hidden_draws import reinsert
+from companion.playalong.hidden_draws import Relocated, reinsert
 from companion.playalong.knowledge import learn_waste
 from companion.playalong.misreads import eye_check, looks_alike, open_cards
 from companion.playalong.view import Observation, slot_name
@@ -205,12 +205,20 @@ class RecordRevisions:
         return frozenset(c for m in moves if m.is_removal and set(m.cards) & self._guessed
                          and set(m.cards) & seen for c in m.cards)
 
-    def _missed_earlier(self, obs: Observation) -> Optional[list[Event]]:
+    def _reinserted(self, obs: Observation, guess: bool = False) -> Optional[Relocated]:
+        """``hidden_draws.reinsert`` for ``obs``; with ``guess``, a draw of a card never seen and
+        played at once, out of sight (the view explained by a guess at it)."""
+        return reinsert(self.rules, self.game, lambda st: self._explain(st, obs, None, None, hidden=guess or None),
+                        obs.frame, self._turned_at, guess)
+
+    def _missed_earlier(self, obs: Observation, guess: bool = False) -> Optional[list[Event]]:
         """A card never seen turned on a later pass where the record expects a card of the first:
-        a first-pass draw went unseen (``hidden_draws.reinsert``); the record takes it back there."""
+        a first-pass draw went unseen (``hidden_draws.reinsert``); the record takes it back there.
+        With ``guess``: a card never seen turned there and paired at once, the view only showing
+        its partner gone (g00584: 8H missed in the first pass, turned and taken with 5D in the
+        second between two views: "5D: only a card worth 13 is removed alone", 19 moves lost)."""
         expected = self.game.state.stock[0] if self.game.state.stock else None
-        moved = reinsert(self.rules, self.game, lambda st: self._explain(st, obs, None, None), obs.frame,
-                         self._turned_at)
+        moved = self._reinserted(obs, guess)
         if moved is None:
             return None
         self.game = moved.game
@@ -218,7 +226,8 @@ class RecordRevisions:
         self._hidden_points = []  # (only the first pass's end uses them)
         named = [*moved.found.learned, *(c for learned, _ in moved.found.steps for c in learned)]
         new = ", ".join(map(str, named))
-        text = (f"{new or 'a card never seen'} turned where the record expects {expected}: a draw of the first "
+        what = "a card never seen, paired at once," if guess else new or "a card never seen"
+        text = (f"{what} turned where the record expects {expected}: a draw of the first "
                 f"pass went unseen; record corrected (move {moved.point.index + 1})")
         return [Event(obs.frame, CHECK, text)] + self._record(moved.found, obs.frame)
 
