@@ -1131,6 +1131,34 @@ def test_a_card_lifted_alone_that_a_missed_card_could_pair_is_said_when_put_back
     assert not any("where the record expects" in e.text for e in events)
 
 
+def test_a_missed_draw_near_the_pass_end_is_put_back_not_a_known_card_drawn_unseen():
+    # g00663: the first pass's second-last draw missed (its card turned blind at the pass's end).
+    # In the second, that card turned where the record expects the pass's last card: two draws
+    # (the known card turned unseen under it) explain the view too, but one draw put back where
+    # it was missed explains it with fewer moves (the waste then read JH where the record had AC).
+    rules, truth, f = setup("classic", 5)
+    size = rules.stock_size
+    frame = 1
+    for i in range(size):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        if i != size - 2:
+            f.feed(layout_of(truth, frame=frame))
+    truth = truth.apply(Move.recycle())
+    frame += 30
+    f.feed(layout_of(truth, frame=frame))
+    assert f.game.deal.stock[-1] is None
+    events = []
+    for _ in range(size - 1):
+        truth = truth.apply(Move.draw())
+        frame += 30
+        events += f.feed(layout_of(truth, frame=frame))
+        assert f.state.key() == truth.key()
+    assert any(e.kind == "check" and f"{truth.deal.stock[size - 2]} turned where the record expects" in e.text
+               for e in events)
+    assert f.game.deal.stock == truth.deal.stock and "illegal" not in kinds(f)
+
+
 def test_draw_read_as_a_removed_court_of_its_suit_is_recorded_with_a_check():
     # On a later pass, QH turned after a draw whose view was missed, its index read KH, a king
     # removed long before (g00528): not KH put back on the waste but the draws, misread.

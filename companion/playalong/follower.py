@@ -278,6 +278,17 @@ class Follower(UnexplainedViews, RecordRevisions):
                 settled = self._settle_beneath(beneath[0])
                 if settled:
                     return settled + self._process(obs)
+            if found is not None and _drawn_past_known(state, found):
+                # a known card drawn unseen under a card never seen: that card's first-pass draw
+                # missed, when putting it back explains the view with fewer moves (g00663: JH, 7H
+                # expected after AC; 7H turned, "AC drawn under it", and the waste read JH after)
+                moved = self._reinserted(fixed)
+                if moved is not None and len(moved.found.moves) < len(found.moves):
+                    revised = self._missed_earlier(fixed, moved=moved) or []
+                    self._last_illegal = None
+                    self.status = "check"
+                    self.events.extend(revised)
+                    return revised
             if found is not None and found.guessed and checks and not self._deal_read:
                 # a slot read as another card (taken for its card misread) seen empty instead
                 # explains the view with no guess at hidden cards: its card was taken (g00645:
@@ -601,6 +612,15 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
         elif m.kind == DRAW and recycled:
             return False
     return recycled
+
+
+def _drawn_past_known(state: Any, found: Explanation) -> bool:
+    """A later pass's explanation drawing the record's next card, known, and then a card never
+    seen (draw 1): the known card turned unseen under it."""
+    if state.rules.draw != 1 or state.pass_number < 2 or not state.stock or state.stock[0] is None:
+        return False
+    draws = [learned for learned, m in found.steps if m.kind == DRAW]
+    return len(draws) >= 2 and not draws[0] and any(draws[1:])
 
 
 def _recycled_into_card(state: Any, obs: Observation, last: list[Move]) -> bool:

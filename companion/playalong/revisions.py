@@ -211,14 +211,15 @@ class RecordRevisions:
         return reinsert(self.rules, self.game, lambda st: self._explain(st, obs, None, None, hidden=guess or None),
                         obs.frame, self._turned_at, guess)
 
-    def _missed_earlier(self, obs: Observation, guess: bool = False) -> Optional[list[Event]]:
+    def _missed_earlier(self, obs: Observation, guess: bool = False,
+                        moved: Optional[Relocated] = None) -> Optional[list[Event]]:
         """A card never seen turned on a later pass where the record expects a card of the first:
         a first-pass draw went unseen (``hidden_draws.reinsert``); the record takes it back there.
         With ``guess``: a card never seen turned there and paired at once, the view only showing
         its partner gone (g00584: 8H missed in the first pass, turned and taken with 5D in the
         second between two views: "5D: only a card worth 13 is removed alone", 19 moves lost)."""
         expected = self.game.state.stock[0] if self.game.state.stock else None
-        moved = self._reinserted(obs, guess)
+        moved = moved or self._reinserted(obs, guess)
         if moved is None:
             return None
         self.game = moved.game
