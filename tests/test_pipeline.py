@@ -799,3 +799,20 @@ def test_a_turned_read_where_a_placed_cards_second_index_lies_is_that_index(turn
     turned_on_slots(winner, used, np.array([False, turned]), lain, uv, nodes_uv, br_off)
     cleared = turned and near_spot and not lain_on
     assert winner[node[(4, 3)]] == (-1 if cleared else 1) and winner[node[(3, 2)]] == 0
+
+
+def test_a_card_read_twice_keeps_its_read_told_upright_for_the_fit():
+    # val_s22_000249 (a still, hands over the pyramid): the first fit searched lay the wrong way
+    # round, and the reads picked again along its "down" gave every card read twice its second
+    # index (told turned by the classifier) for the slot's corner: 16 slots wrong; 6 with the reads
+    # told upright kept. Here the second index lies above its first along the image's down.
+    codes = ["2C", "3D", "4H", "5S", "6C", "7D", "8H", "8H"]
+    boxes = np.array([[100 + 40 * k, 300, 120 + 40 * k, 330] for k in range(6)]
+                     + [[500, 200, 520, 230], [500, 400, 520, 430]], np.float32)  # 8H's two reads
+    ups = np.array([1.0] * 6 + [0.0, 1.0], np.float32)  # the upper 8H read lies turned
+    dets = Detections(boxes, np.array([Card.parse(c).index for c in codes]), np.full(8, 0.9, np.float32),
+                      upright=ups)
+    still, followed = LayoutPipeline(track=False), LayoutPipeline()
+    assert still._primary_mask(dets, dets.centers.astype(np.float64)).tolist() == [True] * 6 + [False, True]
+    # following a video the turn is not told: the upper read, as before
+    assert followed._primary_mask(dets, dets.centers.astype(np.float64)).tolist() == [True] * 7 + [False]
