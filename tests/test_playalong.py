@@ -1159,6 +1159,29 @@ def test_a_missed_draw_near_the_pass_end_is_put_back_not_a_known_card_drawn_unse
     assert f.game.deal.stock == truth.deal.stock and "illegal" not in kinds(f)
 
 
+def test_a_card_of_the_pass_read_on_the_waste_soon_after_a_draw_waits_for_the_next_view():
+    # g00582: near the end of the first pass, 6C turned behind a hand for 1.8 s and read TD, the
+    # pass's fourth card: the record turned the stock's last cards blind, recycled and drew the
+    # next pass to TD, eight moves in less than two seconds. The view waits for the next one, which
+    # reads the draw right: one draw. (After a long blocked view such moves are the person's.)
+    rules, truth, f = setup("classic", 5)
+    frame = 1
+    while len(truth.stock) > 3:
+        truth = truth.apply(Move.draw())
+        frame += 30
+        f.feed(layout_of(truth, frame=frame))
+    n = len(f.moves)
+    early = truth.waste[0][3]  # a card the first pass turned long ago
+    truth = truth.apply(Move.draw())
+    frame += 54  # behind a hand for 1.8 s
+    view = replace(layout_of(truth, frame=frame), waste=((early,),), extra={"skipped": 54})
+    assert f.feed(view) == [] and f.status == "pending"
+    frame += 15
+    f.feed(layout_of(truth, frame=frame))
+    assert f.moves[n:] == (Move.draw(),) and f.state.key() == truth.key()
+    assert "illegal" not in kinds(f)
+
+
 def test_draw_read_as_a_removed_court_of_its_suit_is_recorded_with_a_check():
     # On a later pass, QH turned after a draw whose view was missed, its index read KH, a king
     # removed long before (g00528): not KH put back on the waste but the draws, misread.

@@ -43,7 +43,7 @@ from companion.moves import DRAW, RECYCLE, Move
 from companion.playalong.deal_reads import RunnerUps
 from companion.playalong.events import CHECK, ILLEGAL, MOVE, Event
 from companion.playalong.explain import Explainer, Explanation
-from companion.playalong.hidden_draws import HiddenPoint, Relocated, relocate
+from companion.playalong.hidden_draws import HiddenPoint, Relocated, blind_draws, relocate
 from companion.playalong.lone import LoneCard, lone_card, waste_back
 from companion.playalong.misreads import (BURIED_DEPTHS, OUT_OF_VIEW_SLOTS, diagnose, doubtful_readings, eye_check,
                                           open_cards, phantom_cards, unread_waste, unseen_slots)
@@ -367,6 +367,19 @@ class Follower(UnexplainedViews, RecordRevisions):
             self._pending, self._pending_gap = obs, self._gap
             self.status = "pending"
             return new
+        if (found is not None and not allow_guess and held_back is None
+                and self._unseen_frames < MOVE_S * self.fps * len(found.moves)
+                and found.moves and found.moves[-1].kind == DRAW
+                and blind_draws(self.rules, self.game, found.state.deal, found.moves)):
+            # draws of cards never seen, a recycle and draws of the next pass, with more moves than
+            # the time since the last view allows: the camera may have misread one card (the pass's
+            # end alone is no such sign: a missed draw leaves it blind). g00582: 6C turned after QH+AH
+            # behind a hand for 1.8 s, read TD, a card of the first pass: three blind draws, a
+            # recycle and three draws recorded, the second pass a pass early. Wait for the next
+            # view. (After a long blocked view, g00524's 12 s, such moves are the person's.)
+            self._pending, self._pending_gap = obs, self._gap
+            self.status = "pending"
+            return new
         if found is None and not wrong:
             revised = self._revise_guess(fixed)
             if revised is None and fixed.visible() & state.unseen():
@@ -612,6 +625,10 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
         elif m.kind == DRAW and recycled:
             return False
     return recycled
+
+
+#: Seconds a move takes at least: a view explained by more moves than its time allows waits.
+MOVE_S = 1.0
 
 
 def _drawn_past_known(state: Any, found: Explanation) -> bool:
