@@ -816,3 +816,22 @@ def test_a_card_read_twice_keeps_its_read_told_upright_for_the_fit():
     assert still._primary_mask(dets, dets.centers.astype(np.float64)).tolist() == [True] * 6 + [False, True]
     # following a video the turn is not told: the upper read, as before
     assert followed._primary_mask(dets, dets.centers.astype(np.float64)).tolist() == [True] * 7 + [False]
+
+
+def test_the_waste_of_a_nearly_cleared_pyramid_in_a_still_lies_below_its_lowest_rows():
+    # A still of a pyramid cleared down to its top four rows, the waste laid where row 6 was: below
+    # the cards there are, though above where a full pyramid's waste lies. It is the waste, not "a
+    # loose card?" (rendered val_s64_000025: the waste top right).
+    truth = synth_truth(np.random.default_rng(1), removed=18, tilt_deg=10, roll_deg=0)
+    lab = {(l["where"], l["which"]): l["box"] for l in truth["labels"]}
+    row3 = np.array(lab[("pyramid:3:0", "tl")][:2])
+    step = row3 - np.array(lab[("pyramid:2:0", "tl")][:2])  # one row down the pyramid's left edge
+    waste = [l for l in truth["labels"] if l["where"].startswith("waste")]
+    d = row3 + 3.4 * step - np.array(next(l["box"] for l in waste if l["which"] == "tl")[:2])
+    for l in waste:
+        x1, y1, x2, y2 = l["box"]
+        l["box"] = [x1 + d[0], y1 + d[1], x2 + d[0], y2 + d[1]]
+    reading = LayoutPipeline(track=False).read(clean(truth), -1, (1280, 720))
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert [str(c) for c in reading.layout.waste[0]] == truth["waste"][0]["cards"][-1:]
+    assert not any("loose card" in p for p in reading.problems)

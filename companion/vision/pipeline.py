@@ -209,13 +209,18 @@ class LayoutPipeline(SecondLooks):
         lowest card (a pair taken across two rows and put back), or the lowest read on a slot now.
         A lattice tracked since the deal extrapolates the cleared rows badly: the waste of a nearly
         cleared pyramid lay at row 6.8 of it, above the floor of a full pyramid's waste, and passed
-        for a loose card (a rendered whole game, g00542: 3H unread for 4 s, taken for a recycle)."""
+        for a loose card (a rendered whole game, g00542: 3H unread for 4 s, taken for a recycle).
+        A still: two below the lowest read on a slot (rendered val_s64_000025, five cards left:
+        the waste at row 7.05 of the fit, a loose card; 600 stills, 1 more waste top right)."""
         rules = self.rules
-        if (not self.follows or rules.inverted or rules.free_cells or rules.reserve
-                or self.expected is None or self.expected.rows != rules.rows):
+        if rules.inverted or rules.free_cells or rules.reserve:
             return None  # (cells and a reserve row are placed by the full pyramid's rows)
-        accepted = max((r for r, _, slot in self.expected.slots() if slot.card is not None), default=-1)
         now = max((int(nodes_ri[m][0]) for m, card in enumerate(held) if card is not None), default=-1)
+        if not self.follows:
+            return min(rules.rows - 1, now + 2)
+        if self.expected is None or self.expected.rows != rules.rows:
+            return None
+        accepted = max((r for r, _, slot in self.expected.slots() if slot.card is not None), default=-1)
         return min(rules.rows - 1, max(accepted + 2, now))
 
     # --- one frame -----------------------------------------------------------------------------
