@@ -363,12 +363,14 @@ class LayoutPipeline(SecondLooks):
         used = np.zeros(n, bool)
         used[[j for j in winner if j >= 0]] = True
         used[second >= 0] = True
-        if self._turns_told(dets):
+        # (a still's reads tell first indices, upright, from second ones, turned)
+        told = self._turns_told(dets)
+        if told:
             turned_on_slots(winner, used, dets.upright < TOLD_TURNED, lain_on, uv, nodes_uv, br_off)
         # Following a video, a lowest-row card whose first index a hand hides is left to fusion
         # (a resting hand's cue: its neighbours vanish too; placed by their second indices, the
         # one card left unseen passed for an illegal removal after a window).
-        told_first = (dets.upright > TOLD_FIRST) if self._turns_told(dets) else None
+        told_first = (dets.upright > TOLD_FIRST) if told else None
         place_orphans(self.rules, reads, winner, used, ids, uv, br_off, cov,
                       lowest_by_place=not self.follows and few is None, in_picture=in_picture,
                       first_index=told_first)
