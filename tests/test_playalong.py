@@ -2051,6 +2051,24 @@ def test_waste_top_lifted_alone_over_a_learned_card_is_illegal_not_a_misread():
     assert not any("seen again" in e.text for e in f.events), f.events
 
 
+def test_waste_top_lifted_over_a_learned_card_and_read_over_a_slot_is_no_misread():
+    # g00640 (a rendered whole game): QS lifted alone from the waste showed 7S beneath it; a tenth of
+    # a second later QS, held over the pyramid, was read on a slot, a new view with the same top gone
+    # over the same card: no news that 7S was misread when turned ("7S is seen again" said and the
+    # stock order lost), only that QS is still off the table.
+    rules, truth, f = _two_draws_top_unpairable(11)
+    beneath, top = truth.waste[0][-2], truth.waste[0][-1]
+    lifted = replace(layout_of(truth, frame=10), waste=((beneath,),))
+    assert f.feed(lifted) == [] and f.status == "pending"
+    held = [[s for s in row] for row in lifted.pyramid]
+    held[0][0] = replace(held[0][0], card=top)  # the card in the hand read over the apex
+    f.feed(replace(lifted, frame=11, pyramid=tuple(tuple(row) for row in held)))
+    events = f.feed(layout_of(truth, frame=30))  # put back
+    assert f.moves == (Move.draw(), Move.draw()) and f.state.key() == truth.key()
+    assert not any("seen again" in e.text for e in f.events), f.events
+    assert any(e.kind == "illegal" and f"{top}:" in e.text for e in f.events), f.events
+
+
 def test_learned_card_drawn_again_over_the_top_is_forgotten_once_the_top_stays_hidden():
     # g00502 (a rendered whole game): 4S read as AH when turned; AH itself turned at the end of the
     # stock, covering 3S, then paired. The view with AH beneath a top gone waits (the top lifted?);

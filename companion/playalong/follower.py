@@ -267,10 +267,14 @@ class Follower(UnexplainedViews, RecordRevisions):
             fixed = fixed.with_pyramid(tuple(None if s in gone else c for s, c in enumerate(fixed.pyramid)))
         found = None
         used = fixed  # the observation the explanation was found for
+        # the same top still gone over the same card: no news of a misread (g00640: QS lifted over
+        # 7S, and a view a tenth of a second later, a pyramid slot read otherwise, took 7S for a
+        # misread drawn again, "7S is seen again"); the lift is judged as any other
+        same_lift = beneath is not None and not wrong and _same_lift(state, beneath[0], fixed)
         if not wrong:
             found = self._explain(state, fixed, max_moves, max_nodes)
-            if beneath is not None and (found is None or (beneath[1] not in fixed.visible() and not any(
-                    beneath[1] in m.cards for m in found.moves))):
+            if beneath is not None and not same_lift and (found is None or (
+                    beneath[1] not in fixed.visible() and not any(beneath[1] in m.cards for m in found.moves))):
                 # the view before showed a learned card beneath a waste top gone, and this one
                 # neither shows the top back (nor paired) nor is explained: not lifted, but that card
                 # misread when it was turned and drawn again (g00502: 4S read AH, then AH turned and
@@ -629,6 +633,12 @@ def _recycle_unseen(state: Any, found: Explanation) -> bool:
 
 #: Seconds a move takes at least: a view explained by more moves than its time allows waits.
 MOVE_S = 1.0
+
+
+def _same_lift(state: Any, before: Observation, now: Observation) -> bool:
+    """``now`` shows the same open cards of ``state`` gone as ``before``, and the same waste."""
+    gone = [c for c in open_cards(state) if c not in before.visible()]
+    return bool(gone) and gone == [c for c in open_cards(state) if c not in now.visible()] and now.waste == before.waste
 
 
 def _drawn_past_known(state: Any, found: Explanation) -> bool:
