@@ -327,14 +327,7 @@ class Follower(UnexplainedViews, RecordRevisions):
                     return self._settle_waiting(waiting, obs)
                 # one card gone that only a hidden draw could have paired: most often the
                 # first card of a pair being picked up. Wait for the next view to decide.
-                self._pending, self._pending_gap = obs, self._gap
-                self._pending_guess, self._pending_before = True, frozenset(self._prev_visible)
-                gone = [c for c in open_cards(state) if c not in obs.visible()]
-                if len(gone) == 1:  # if the card comes back instead, it was lifted alone
-                    text = diagnose(state, obs, [], self.game.moves, self.max_moves)
-                    self._lone = lone_card(self.rules, state, obs, gone, text)
-                self.status = "pending"
-                return new
+                return self._wait_on_guess(state, obs, new)
             if found is None and self._checkpoints:
                 # the first card of the pass on the waste: a recycle missed behind a hand, after draws
                 # missed too, explained again from before with turns out of sight allowed; or a card
@@ -364,23 +357,19 @@ class Follower(UnexplainedViews, RecordRevisions):
                     if alt is not None and not alt.guessed:
                         found, checks, used = alt, checks + alt_checks, alt_obs
                         break
-        if found is not None and not allow_guess and _recycle_unseen(state, found):
-            # the waste top taken and the pile recycled in one view: the card beneath it was
-            # never seen, most often hidden by the hand taking the pair. Wait for the next view
-            # (the card shows up: no recycle; the waste stays empty: recycled).
-            self._pending, self._pending_gap = obs, self._gap
-            self.status = "pending"
-            return new
-        if (found is not None and not allow_guess and held_back is None
-                and self._unseen_frames < MOVE_S * self.fps * len(found.moves)
+        # Wait for the next view where a recycle in this one may not be: the waste top taken and
+        # the pile recycled in one view, the card beneath it never seen (most often hidden by the
+        # hand taking the pair: the card shows up, no recycle; the waste stays empty, recycled);
+        # or draws of cards never seen, a recycle and draws of the next pass, with more moves than
+        # the time since the last view allows: the camera may have misread one card (the pass's
+        # end alone is no such sign: a missed draw leaves it blind). g00582: 6C turned after QH+AH
+        # behind a hand for 1.8 s, read TD, a card of the first pass: three blind draws, a recycle
+        # and three draws recorded, the second pass a pass early. (After a long blocked view,
+        # g00524's 12 s, such moves are the person's.)
+        if found is not None and not allow_guess and (_recycle_unseen(state, found) or (
+                held_back is None and self._unseen_frames < MOVE_S * self.fps * len(found.moves)
                 and found.moves and found.moves[-1].kind == DRAW
-                and blind_draws(self.rules, self.game, found.state.deal, found.moves)):
-            # draws of cards never seen, a recycle and draws of the next pass, with more moves than
-            # the time since the last view allows: the camera may have misread one card (the pass's
-            # end alone is no such sign: a missed draw leaves it blind). g00582: 6C turned after QH+AH
-            # behind a hand for 1.8 s, read TD, a card of the first pass: three blind draws, a
-            # recycle and three draws recorded, the second pass a pass early. Wait for the next
-            # view. (After a long blocked view, g00524's 12 s, such moves are the person's.)
+                and blind_draws(self.rules, self.game, found.state.deal, found.moves))):
             self._pending, self._pending_gap = obs, self._gap
             self.status = "pending"
             return new
@@ -400,14 +389,7 @@ class Follower(UnexplainedViews, RecordRevisions):
             elif revised is None and self._reinserted(fixed, guess=True) is not None:
                 # a card gone that a first-pass card never seen, turned now and paired at once,
                 # explains: most often the first card of a pair picked up. Wait for the next view.
-                self._pending, self._pending_gap = obs, self._gap
-                self._pending_guess, self._pending_before = True, frozenset(self._prev_visible)
-                gone = [c for c in open_cards(state) if c not in obs.visible()]
-                if len(gone) == 1:  # if the card comes back instead, it was lifted alone
-                    self._lone = lone_card(self.rules, state, obs, gone,
-                                           diagnose(state, obs, [], self.game.moves, self.max_moves))
-                self.status = "pending"
-                return new
+                return self._wait_on_guess(state, obs, new)
             if revised is not None:
                 new.extend(revised)
                 self._last_illegal = None
@@ -447,6 +429,19 @@ class Follower(UnexplainedViews, RecordRevisions):
         new.extend(self._record(found, obs.frame))
         self.status = "check" if open_now or phantoms else "ok"
         self.events.extend(new)
+        return new
+
+    def _wait_on_guess(self, state: Any, obs: Observation, new: list[Event]) -> list[Event]:
+        """Hold ``obs``, which only a guess at a card turned out of sight explains, for the next
+        view (``_settle_waiting``); a single card gone is watched as lifted alone, in case it comes
+        back. Returns ``new``."""
+        self._pending, self._pending_gap = obs, self._gap
+        self._pending_guess, self._pending_before = True, frozenset(self._prev_visible)
+        gone = [c for c in open_cards(state) if c not in obs.visible()]
+        if len(gone) == 1:  # if the card comes back instead, it was lifted alone
+            self._lone = lone_card(self.rules, state, obs, gone,
+                                   diagnose(state, obs, [], self.game.moves, self.max_moves))
+        self.status = "pending"
         return new
 
     def _slot_read_taken(self, state: Any, fixed: Observation, checks: list[tuple], max_moves: Optional[int],
