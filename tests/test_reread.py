@@ -7,7 +7,7 @@ from companion.cards import CARD_CODES, Card
 from companion.vision.detections import Detections
 from companion.vision.fake import Noise, detections_from_truth, synth_truth
 from companion.vision.pipeline import LayoutPipeline
-from companion.vision.reread import REREAD_WEIGHT, hidden_corner_boxes, reread_detections
+from companion.vision.reread import REREAD_WEIGHT, concat, hidden_corner_boxes, reread_detections
 
 
 def box_iou(a, b) -> float:
@@ -363,3 +363,37 @@ def test_a_still_names_a_slot_cards_lie_on_however_unsure_and_a_followed_frame_d
         assert str(slot.card) == truth["pyramid_codes"][r][i]
         assert slot.score < 0.5 and any(f"row {r + 1}" in p and "please check" in p for p in still.problems)
         assert len(slot.alternatives) > 1  # its runner-ups, for the correction UI
+
+
+def test_the_weak_corner_nearest_an_open_slot_is_looked_at_though_a_surer_one_lies_on_it_too():
+    """val_s22_000019: a bottom-row card's own index, named as a card seen elsewhere, scored less
+    than another card's corner reaching onto its slot; only the surer one was looked at again."""
+    truth = synth_truth(np.random.default_rng(3))
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    where = "pyramid:6:3"
+    code = truth["pyramid_codes"][6][3]
+    label = next(lab for lab in truth["labels"] if lab["where"] == where and lab["which"] == "tl")
+    beside = next(lab for lab in truth["labels"] if lab["where"] == "pyramid:6:4" and lab["which"] == "tl")
+    # a third of a slot right of the slot's corner: on its slot, overlapping no labelled corner
+    shift = (beside["box"][0] - label["box"][0]) / 3
+
+    class TwoWeakOnOne(TruthClassifier):
+        def detect(self, image):
+            dets = super().detect(image)
+            weak = np.array([
+                any(box_iou(b, lab["box"]) > 0.5 for lab in self.truth["labels"] if lab["where"] == where)
+                for b in dets.xyxy])
+            conf = np.where(weak, 0.1, dets.confidence).astype(np.float32)
+            x1, y1, x2, y2 = label["box"]
+            off = np.array([[x1 + shift, y1, x2 + shift, y2]], np.float32)
+            other = Detections(off, np.array([CARD_CODES.index(truth["pyramid_codes"][0][0])]),
+                               np.array([0.2], np.float32), np.full((1, 2), -1), np.zeros((1, 2), np.float32))
+            return concat(Detections(dets.xyxy, dets.class_id, conf, dets.alt_class_id, dets.alt_confidence),
+                          other)
+
+    without = LayoutPipeline(TwoWeakOnOne(truth), reread=False).process(image)
+    assert without.layout.pyramid[6][3].card is None
+    assert without.unsure[(6, 3)][0] > label["box"][0] and (6, 3) in without.unsure_nearest
+    reading = LayoutPipeline(TwoWeakOnOne(truth)).process(image)
+    assert str(reading.layout.pyramid[6][3].card) == code
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]

@@ -118,6 +118,10 @@ class FrameReading:
     #: named surely, and that corner's box: worth a second look. (A hidden slot is looked at where
     #: the lattice puts its corner: a weak read there is as often another card's second index.)
     unsure: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
+    #: Of those slots, the ones where another weak corner lies nearer the slot's corner than the surest
+    #: one, and its box: looked at too (synth_v2: a card's own index named a card seen elsewhere, so
+    #: less surely than a neighbour's index reaching onto its slot; 1 deal more exactly right).
+    unsure_nearest: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
     #: Slots whose card is read, less surely, at another place too and has no other likely name,
     #: and the read's box: named again with the cards seen ruled out.
     twice: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
@@ -524,19 +528,24 @@ class LayoutPipeline(SecondLooks):
         # Empty slots a weakly named corner lies on: the classifier may name it once the deck
         # rules out the cards seen elsewhere (``read_image``).
         # (not a slot a shown second index bares: the weak corner there is the face above it)
-        weak_ids, _, _ = assign_points(fit, weak)
+        weak_ids, _, weak_off = assign_points(fit, weak)
         unsure: dict[tuple[int, int], tuple[float, float, float, float]] = {}
-        for k in np.argsort(-weak_dets.confidence):  # the surest corner on a slot is its box
-            m = int(weak_ids[k])
-            if m >= 0 and winner[m] < 0 and not must_hold[m] and m not in bared:
-                unsure.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
-                                  tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
+        unsure_nearest: dict[tuple[int, int], tuple[float, float, float, float]] = {}
+        # the surest corner on a slot is its box; the one nearest the slot's corner is looked at too
+        for found, order in ((unsure, np.argsort(-weak_dets.confidence)), (unsure_nearest, np.argsort(weak_off))):
+            for k in order:
+                m = int(weak_ids[k])
+                if m >= 0 and winner[m] < 0 and not must_hold[m] and m not in bared:
+                    found.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
+                                     tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
+        unsure_nearest = {s: b for s, b in unsure_nearest.items() if unsure[s] != b}
         placed = tuple(int(keep[w]) if w >= 0 else -1 for w in winner)
         waste_tops = tuple(int(keep[pile[-1].det]) for pile in waste if pile)
         slot_upright = () if dets.upright is None else tuple(
             float(dets.upright[w]) if w >= 0 else float("nan") for w in winner)
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
-                            unsure=unsure, twice=twice, placed=placed,  # type: ignore[arg-type]
+                            unsure=unsure, unsure_nearest=unsure_nearest,  # type: ignore[arg-type]
+                            twice=twice, placed=placed,
                             waste_tops=waste_tops, out_of_view=tuple(out_of_view), slot_upright=slot_upright)
 
     def _misdealt(self, place: str, card: Card, slot_of_name: dict[str, tuple[int, int]]) -> bool:

@@ -106,6 +106,7 @@ def reading_back(reading: "FrameReading", k: int, size: tuple[int, int]) -> "Fra
     return dataclasses.replace(
         reading, detections=dets, fit=fit, layout=layout,
         unsure={s: _map_box(b, back) for s, b in reading.unsure.items()},
+        unsure_nearest={s: _map_box(b, back) for s, b in reading.unsure_nearest.items()},
         twice={s: _map_box(b, back) for s, b in reading.twice.items()})
 
 

@@ -161,7 +161,8 @@ class SecondLooks:
             return reading, first_far
         # a hidden slot's corner where the lattice puts it; an unsure one's where it was found
         boxes = np.vstack([self._hidden_boxes(reading, size),
-                           np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4)])
+                           np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4),
+                           np.array(list(reading.unsure_nearest.values()), np.float32).reshape(-1, 4)])
         dup_boxes = np.array(list(reading.twice.values()), np.float32).reshape(-1, 4)
         assert reading.layout is not None
         taken = set(reading.layout.visible_cards())
