@@ -58,7 +58,7 @@ from companion.vision.card_read import (  # noqa: F401 (re-exported)
 from companion.vision.orientation import apply_dir, layout_angle
 from companion.vision.outside import WASTE_MIN_SCORE, outside_places
 from companion.vision.second_look import SecondLooks
-from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, br_cover_of, cards_over,  # noqa: F401
+from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, OWN_SLOT_TOL, br_cover_of, cards_over,  # noqa: F401
                                            bared_slots, cross_second_indices, home_second_indices, maybe_second,
                                            place_orphans, turned_on_slots,
                                            pair_indices, second_indices)
@@ -122,6 +122,10 @@ class FrameReading:
     #: one, and its box: looked at too (synth_v2: a card's own index named a card seen elsewhere, so
     #: less surely than a neighbour's index reaching onto its slot; 1 deal more exactly right).
     unsure_nearest: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
+    #: A still's lowest-row open slots, on two cards read, showing no card, and the box of a weak corner
+    #: lying where their second index does: named again from the index (synth_v2: 1 deal more exactly
+    #: right, 1 scene a slot worse, a J/Q misnamed; synth_val64: 1 slot more right).
+    unsure_second: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
     #: Slots whose card is read, less surely, at another place too and has no other likely name,
     #: and the read's box: named again with the cards seen ruled out.
     twice: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
@@ -539,12 +543,28 @@ class LayoutPipeline(SecondLooks):
                     found.setdefault((int(nodes_ri[m][0]), int(nodes_ri[m][1])),
                                      tuple(float(v) for v in weak_dets.xyxy[k]))  # type: ignore[arg-type]
         unsure_nearest = {s: b for s, b in unsure_nearest.items() if unsure[s] != b}
+        # A still's lowest-row slot showing no card, on two cards read, with a weak corner where its
+        # second index lies.
+        unsure_second: dict[tuple[int, int], tuple[float, float, float, float]] = {}
+        if not self.follows and len(weak):
+            weak_uv = assign_points(fit, weak)[1]
+            for m in range(n_nodes):
+                if (winner[m] >= 0 or over[m] or not in_picture[m] or must_hold[m]
+                        or any(winner[c] < 0 for c in cov[m])):
+                    continue
+                d = np.hypot(*(weak_uv - nodes_uv[m] - br_off).T)
+                near = np.flatnonzero(d < OWN_SLOT_TOL)
+                if len(near):
+                    k = near[np.argmax(weak_dets.confidence[near])]
+                    unsure_second[(int(nodes_ri[m][0]), int(nodes_ri[m][1]))] = tuple(
+                        float(v) for v in weak_dets.xyxy[k])  # type: ignore[assignment]
         placed = tuple(int(keep[w]) if w >= 0 else -1 for w in winner)
         waste_tops = tuple(int(keep[pile[-1].det]) for pile in waste if pile)
         slot_upright = () if dets.upright is None else tuple(
             float(dets.upright[w]) if w >= 0 else float("nan") for w in winner)
         return FrameReading(layout, dets, fit, tuple(hidden), tuple(problems), tuple(stray), anomalies,
                             unsure=unsure, unsure_nearest=unsure_nearest,  # type: ignore[arg-type]
+                            unsure_second=unsure_second,
                             twice=twice, placed=placed,
                             waste_tops=waste_tops, out_of_view=tuple(out_of_view), slot_upright=slot_upright)
 

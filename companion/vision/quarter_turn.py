@@ -107,6 +107,7 @@ def reading_back(reading: "FrameReading", k: int, size: tuple[int, int]) -> "Fra
         reading, detections=dets, fit=fit, layout=layout,
         unsure={s: _map_box(b, back) for s, b in reading.unsure.items()},
         unsure_nearest={s: _map_box(b, back) for s, b in reading.unsure_nearest.items()},
+        unsure_second={s: _map_box(b, back) for s, b in reading.unsure_second.items()},
         twice={s: _map_box(b, back) for s, b in reading.twice.items()})
 
 

@@ -156,7 +156,8 @@ class SecondLooks:
         reading, dets = self._face_look(image_bgr, reading, dets, angle, frame, size)
         after = (self._prior, self._candidate)
         classify = getattr(self.detector, "classify", None)
-        if not (self.reread and (reading.hidden or reading.unsure or reading.twice) and reading.fit is not None
+        if not (self.reread and (reading.hidden or reading.unsure or reading.twice or reading.unsure_second)
+                and reading.fit is not None
                 and callable(classify)):
             return reading, first_far
         # a hidden slot's corner where the lattice puts it; an unsure one's where it was found
@@ -164,6 +165,7 @@ class SecondLooks:
                            np.array(list(reading.unsure.values()), np.float32).reshape(-1, 4),
                            np.array(list(reading.unsure_nearest.values()), np.float32).reshape(-1, 4)])
         dup_boxes = np.array(list(reading.twice.values()), np.float32).reshape(-1, 4)
+        second_boxes = np.array(list(reading.unsure_second.values()), np.float32).reshape(-1, 4)
         assert reading.layout is not None
         taken = set(reading.layout.visible_cards())
         # (a re-read scored under min_score would only be a corner for the fit again)
@@ -171,6 +173,11 @@ class SecondLooks:
         if len(boxes):
             extra = reread_detections(self._reread_probs(image_bgr, boxes, angle, reading), boxes, taken,
                                       min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT))
+        if len(second_boxes):  # (named from the index alone: a face crop is cut from a first index)
+            taken |= set(extra.cards())
+            probs = self.detector.classify(image_bgr, second_boxes, **({"angle": angle} if angle else {}))
+            extra = concat(extra, reread_detections(probs, second_boxes, taken,
+                                                    min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT)))
         if len(dup_boxes):
             # A card read twice is wrong at one place: its best free name, however unsure, scored
             # just enough to count (and marked for checking) beats a deal with a card twice.
