@@ -248,24 +248,34 @@ def test_a_table_turned_by_120_degrees_is_not_taken_for_an_upright_one():
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
 
 
-def test_a_weakly_named_corner_on_an_open_slot_is_named_again_without_the_cards_seen():
+def bottom_slot_scene():
+    """A rendered deal's truth, a blank image, and the bottom-row slot the open-slot tests read."""
     truth = synth_truth(np.random.default_rng(3))
     image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
-    where = "pyramid:6:3"
-    code = truth["pyramid_codes"][6][3]
+    return truth, image, "pyramid:6:3", truth["pyramid_codes"][6][3]
 
-    class WeakOnOne(TruthClassifier):
-        def detect(self, image):
-            dets = super().detect(image)
-            weak = np.array([
-                any(box_iou(b, lab["box"]) > 0.5 for lab in self.truth["labels"] if lab["where"] == where)
-                for b in dets.xyxy])
-            conf = np.where(weak, 0.1, dets.confidence).astype(np.float32)
-            return Detections(dets.xyxy, dets.class_id, conf, dets.alt_class_id, dets.alt_confidence)
 
-    without = LayoutPipeline(WeakOnOne(truth), reread=False).process(image)
+class WeakOnSlot(TruthClassifier):
+    """Finds the corners of the card at ``where`` but scores them 0.1: too unsure to count."""
+
+    def __init__(self, truth, where):
+        super().__init__(truth)
+        self.where = where
+
+    def detect(self, image):
+        dets = super().detect(image)
+        weak = np.array([
+            any(box_iou(b, lab["box"]) > 0.5 for lab in self.truth["labels"] if lab["where"] == self.where)
+            for b in dets.xyxy])
+        conf = np.where(weak, 0.1, dets.confidence).astype(np.float32)
+        return Detections(dets.xyxy, dets.class_id, conf, dets.alt_class_id, dets.alt_confidence)
+
+
+def test_a_weakly_named_corner_on_an_open_slot_is_named_again_without_the_cards_seen():
+    truth, image, where, code = bottom_slot_scene()
+    without = LayoutPipeline(WeakOnSlot(truth, where), reread=False).process(image)
     assert list(without.unsure) == [(6, 3)] and without.layout.pyramid[6][3].card is None
-    reading = LayoutPipeline(WeakOnOne(truth)).process(image)
+    reading = LayoutPipeline(WeakOnSlot(truth, where)).process(image)
     assert str(reading.layout.pyramid[6][3].card) == code
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
 
@@ -368,33 +378,24 @@ def test_a_still_names_a_slot_cards_lie_on_however_unsure_and_a_followed_frame_d
 def test_the_weak_corner_nearest_an_open_slot_is_looked_at_though_a_surer_one_lies_on_it_too():
     """val_s22_000019: a bottom-row card's own index, named as a card seen elsewhere, scored less
     than another card's corner reaching onto its slot; only the surer one was looked at again."""
-    truth = synth_truth(np.random.default_rng(3))
-    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
-    where = "pyramid:6:3"
-    code = truth["pyramid_codes"][6][3]
+    truth, image, where, code = bottom_slot_scene()
     label = next(lab for lab in truth["labels"] if lab["where"] == where and lab["which"] == "tl")
     beside = next(lab for lab in truth["labels"] if lab["where"] == "pyramid:6:4" and lab["which"] == "tl")
     # a third of a slot right of the slot's corner: on its slot, overlapping no labelled corner
     shift = (beside["box"][0] - label["box"][0]) / 3
 
-    class TwoWeakOnOne(TruthClassifier):
+    class TwoWeakOnOne(WeakOnSlot):
         def detect(self, image):
-            dets = super().detect(image)
-            weak = np.array([
-                any(box_iou(b, lab["box"]) > 0.5 for lab in self.truth["labels"] if lab["where"] == where)
-                for b in dets.xyxy])
-            conf = np.where(weak, 0.1, dets.confidence).astype(np.float32)
             x1, y1, x2, y2 = label["box"]
             off = np.array([[x1 + shift, y1, x2 + shift, y2]], np.float32)
             other = Detections(off, np.array([CARD_CODES.index(truth["pyramid_codes"][0][0])]),
                                np.array([0.2], np.float32), np.full((1, 2), -1), np.zeros((1, 2), np.float32))
-            return concat(Detections(dets.xyxy, dets.class_id, conf, dets.alt_class_id, dets.alt_confidence),
-                          other)
+            return concat(super().detect(image), other)
 
-    without = LayoutPipeline(TwoWeakOnOne(truth), reread=False).process(image)
+    without = LayoutPipeline(TwoWeakOnOne(truth, where), reread=False).process(image)
     assert without.layout.pyramid[6][3].card is None
     assert without.unsure[(6, 3)][0] > label["box"][0] and (6, 3) in without.unsure_nearest
-    reading = LayoutPipeline(TwoWeakOnOne(truth)).process(image)
+    reading = LayoutPipeline(TwoWeakOnOne(truth, where)).process(image)
     assert str(reading.layout.pyramid[6][3].card) == code
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
 
@@ -402,10 +403,7 @@ def test_the_weak_corner_nearest_an_open_slot_is_looked_at_though_a_surer_one_li
 def test_a_still_names_a_lowest_row_slot_from_a_weak_corner_where_its_second_index_lies():
     """val_s22_000104: a bottom-row card's first index not found, its second index found but named
     too unsurely to count; a still looks at it again (a followed game waits for a clearer frame)."""
-    truth = synth_truth(np.random.default_rng(3))
-    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
-    where = "pyramid:6:3"
-    code = truth["pyramid_codes"][6][3]
+    truth, image, where, code = bottom_slot_scene()
 
     class SecondWeak(TruthClassifier):
         def detect(self, image):
