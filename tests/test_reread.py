@@ -424,3 +424,30 @@ def test_a_still_names_a_lowest_row_slot_from_a_weak_corner_where_its_second_ind
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
     followed = LayoutPipeline(SecondWeak(truth), track=True).process(image)
     assert not followed.unsure_second and followed.layout.pyramid[6][3].card is None
+
+
+def test_a_fit_named_at_its_own_angle_and_told_upright_is_not_named_the_other_two_ways():
+    """A still's fit far from upright is named at its own angle and, being a triangle, the two other
+    ways its corners make a pyramid; when the classifier tells the indices named at its own angle
+    stood upright, that is the way round and the other two namings are skipped."""
+    roll = 40.0
+    truth = synth_truth(np.random.default_rng(2), roll_deg=roll, tilt_deg=10.0)
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+
+    class TellsTurn(TurnSensitive):
+        def detect(self, image, angle=0.0):
+            dets = super().detect(image, angle)
+            first = np.array([max(self.truth["labels"], key=lambda lab: box_iou(b, lab["box"]))["which"] == "tl"
+                              for b in dets.xyxy])
+            right = abs((angle - self.roll + 180) % 360 - 180) < 15
+            up = np.where(first, 0.95, 0.05) if right else np.full(len(dets), 0.5)
+            return Detections(dets.xyxy, dets.class_id, dets.confidence, dets.alt_class_id, dets.alt_confidence,
+                              up.astype(np.float32))
+
+    told = TellsTurn(truth, roll)
+    reading = LayoutPipeline(told, track=False).process(image)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert len(told.angles) == 2  # upright, then at the fit's own angle
+    untold = TurnSensitive(truth, roll)
+    assert LayoutPipeline(untold, track=False).process(image).layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert len(untold.angles) == 4  # and the two other ways round

@@ -24,7 +24,7 @@ from companion.vision.detections import Detections
 from companion.vision.face_read import fused_names, named_with_faces
 from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores, slots_lie_turned,
-                                          turned_homographies, upright_share, way_round_mass)
+                                          told_upright, turned_homographies, upright_share, way_round_mass)
 from companion.vision.quarter_turn import (SECOND_OPINION, back_matrix, corners_lie_turned, likely_turns,
                                           map_homography, read_aside, reading_back, turn_image)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
@@ -311,7 +311,8 @@ class SecondLooks:
         """The reading that names the pyramid surest among: this one; the corners named with crops
         turned as its fit lies (when that is ``TURN_MIN_DEG`` off the angle they were named at);
         and, for a searched (not tracked) fit far from upright or a weakly named pyramid, the two
-        other ways the same corners make a pyramid (``orientation.turned_homographies``), each named turned its way."""
+        other ways the same corners make a pyramid (``orientation.turned_homographies``), each named turned its way;
+        not those two once the fit named at its own angle is told upright (``orientation.told_upright``)."""
         assert reading.fit is not None and self.detector is not None
         fitted = layout_angle(reading.fit.homography)
         tries: list[tuple[Optional[np.ndarray], float]] = []
@@ -355,6 +356,8 @@ class SecondLooks:
                 # most of the pyramid) must not replace a tracked lattice at once (``_confirm``).
                 keep = track and (h is None or state[0] is None)
                 best = (mass, again, named_dets, turned, (self._prior, self._candidate) if keep else state)
+                if h is None and told_upright(again):
+                    break  # its own fit named at its angle, its indices told upright: the way round
         self._prior, self._candidate = best[4]
         return best[1], best[2], best[3]
 
