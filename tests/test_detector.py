@@ -17,7 +17,7 @@ from companion.cards import CARD_CODES  # noqa: E402
 from companion.errors import CompanionError  # noqa: E402
 from companion.vision.detections import Detections  # noqa: E402
 from companion.vision.detector import (  # noqa: E402
-    Detector, ModelFileError, OnnxCardDetector, corner_crop, letterbox, nms, zoom_region,
+    Detector, ModelFileError, OnnxCardDetector, classifier_input, corner_crop, letterbox, nms, zoom_region,
 )
 from companion.vision.model_files import (  # noqa: E402
     CLASSIFIER_FILE, DETECTOR_FILE, SETTINGS_FILE, RecognitionSettings, default_models_dir,
@@ -588,3 +588,52 @@ def test_the_shipped_nets_tell_the_turn_and_a_turn_net_alone_is_skipped_once_tra
         assert pipe.process(image, 2).layout.to_json()["pyramid"] == first.layout.to_json()["pyramid"]
         still = LayoutPipeline(detector, track=False)
         assert still.process(image).detections.upright is not None
+
+
+def test_the_two_index_classifiers_share_both_cores_and_name_as_in_one_batch():
+    """The first net runs here while the second names the tail of its batch on the worker thread;
+    this thread then names the head (``_head_share``: both finish together). A net names each crop
+    the same however its batch is split, so the names are those of whole batches."""
+    import threading
+
+    from companion.vision.detector import _head_share
+
+    assert _head_share(64, [96], 40) == 11   # (96^2 - 64^2) * 40 / (2 * 96^2)
+    assert _head_share(64, [], 40) == 0 and _head_share(96, [64], 40) == 0
+    assert _head_share(32, [96, 96, 96], 10) == 10  # never more than the batch
+
+    class Net:
+        def __init__(self, seed):
+            self.w = np.random.default_rng(seed).random((3 * 8 * 8, 52)).astype(np.float32)
+            self.calls = []
+
+        def run(self, _, feeds):
+            x = next(iter(feeds.values()))
+            self.calls.append((len(x), threading.current_thread() is threading.main_thread()))
+            z = np.stack([row @ self.w for row in x[:, :, :8, :8].reshape(len(x), -1)])  # row by row
+            e = np.exp(z - z.max(1, keepdims=True))
+            return [e / e.sum(1, keepdims=True)]
+
+    det = OnnxCardDetector(shipped())
+    first, second = Net(1), Net(2)
+    det._cls, det._extra_cls = first, [(second, "x", 96)]
+    image = np.random.default_rng(0).integers(0, 255, (200, 300, 3), np.uint8)
+    boxes = np.array([[10 + 6 * k, 20, 24 + 6 * k, 40] for k in range(20)], np.float32)
+    probs, _ = det._name_crops(image, boxes, (1.3,), 0.0, tell_turn=False)
+    head = _head_share(det.settings.classifier_size, [96], 20)
+    assert 0 < head < 20
+    assert sorted(second.calls) == sorted([(head, True), (20 - head, False)])
+    crops = {side: classifier_input(np.stack([corner_crop(image, b, 1.3, side) for b in boxes])) for side in (64, 96)}
+    whole = (first.run(None, {"x": crops[det.settings.classifier_size]})[0] + second.run(None, {"x": crops[96]})[0]) / 2
+    assert np.array_equal(probs, whole[:, :52])
+
+
+def test_the_corner_finder_runs_on_both_cores_without_spinning():
+    """Nothing else of a frame runs while the corners are found: two threads, which leave the cores
+    when done (spinning ones hold a core the frame's Python work needs)."""
+    from companion.vision.detector import FINDER_THREADS
+
+    det = OnnxCardDetector(shipped())
+    finder, namer = det._det.get_session_options(), det._cls.get_session_options()
+    assert finder.intra_op_num_threads == FINDER_THREADS == 2 and namer.intra_op_num_threads == 1
+    assert finder.get_session_config_entry("session.intra_op.allow_spinning") == "0"
