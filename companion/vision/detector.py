@@ -193,7 +193,8 @@ def _head_share(own_side: int, side_sides: list[int], n: int) -> int:
 
 
 #: The corner finder runs alone (nothing else of the frame runs meanwhile): on two threads, both
-#: cores (synth_v2 stills, run back to back with one thread: median 59.7 / 57.3 -> 55.9 / 54.8 ms).
+#: cores (synth_v2 stills, ``evaluate_layout.py`` run back to back: median 58.3 / 59.6 ms with one
+#: thread, 55.9 / 54.6 ms with two; outputs the same).
 FINDER_THREADS = 2
 
 def _session(path: Path, threads: int):

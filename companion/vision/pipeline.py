@@ -532,7 +532,7 @@ class LayoutPipeline(SecondLooks):
         # Empty slots a weakly named corner lies on: the classifier may name it once the deck
         # rules out the cards seen elsewhere (``read_image``).
         # (not a slot a shown second index bares: the weak corner there is the face above it)
-        weak_ids, _, weak_off = assign_points(fit, weak)
+        weak_ids, weak_uv, weak_off = assign_points(fit, weak)
         unsure: dict[tuple[int, int], tuple[float, float, float, float]] = {}
         unsure_nearest: dict[tuple[int, int], tuple[float, float, float, float]] = {}
         # the surest corner on a slot is its box; the one nearest the slot's corner is looked at too
@@ -547,7 +547,6 @@ class LayoutPipeline(SecondLooks):
         # second index lies.
         unsure_second: dict[tuple[int, int], tuple[float, float, float, float]] = {}
         if not self.follows and len(weak):
-            weak_uv = assign_points(fit, weak)[1]
             for m in range(n_nodes):
                 if (winner[m] >= 0 or over[m] or not in_picture[m] or must_hold[m]
                         or any(winner[c] < 0 for c in cov[m])):
