@@ -285,3 +285,26 @@ def test_slots_whose_indices_lie_turned_say_the_lattice_is_the_wrong_way_round()
     some = told(0.02)
     some.upright[:] = np.nan
     assert not slots_lie_turned(pipe.read(some))
+
+
+def test_a_reading_told_upright_at_its_own_angle_is_looked_at_only_by_the_turn_that_rights_it():
+    """Wide corners leave both quarter turns likely; a still whose reading was named at its own fit's
+    angle with its indices told upright already says which way it lies: only the quarter turn that
+    brings that way upright is read (rendered val: both sets read the same)."""
+    truth, image, _ = turned_table(100.0)
+
+    class TellsTurn(QuarterSighted):
+        def detect(self, image, angle=0.0):
+            dets = super().detect(image, angle)
+            k = self.turns_seen[-1]
+            first = np.array([lab["which"] == "tl" for lab in self.truth["labels"]])[:len(dets)]
+            up = np.where(first, 0.95, 0.05).astype(np.float32) if angle or k else np.full(len(dets), 0.5, np.float32)
+            return Detections(dets.xyxy, dets.class_id, dets.confidence, dets.alt_class_id, dets.alt_confidence, up)
+
+    told = TellsTurn(truth, image, 100.0)
+    reading = LayoutPipeline(told, track=False).process(image)
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
+    assert set(told.turns_seen) == {0, 1}
+    untold = QuarterSighted(truth, image, 100.0)
+    LayoutPipeline(untold, track=False).process(image)
+    assert set(untold.turns_seen) == {0, 1, 3}  # (3: the quarter turn the other way)

@@ -26,7 +26,7 @@ from companion.vision.lattice import pyramid_nodes
 from companion.vision.orientation import (angle_gap, layout_angle, named_mass, named_scores, slots_lie_turned,
                                           told_upright, turned_homographies, upright_share, way_round_mass)
 from companion.vision.quarter_turn import (SECOND_OPINION, back_matrix, corners_lie_turned, likely_turns,
-                                          map_homography, read_aside, reading_back, turn_image)
+                                          map_homography, read_aside, reading_back, turn_image, turn_matrix)
 from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hidden_corner_boxes,
                                      reread_detections, scored_at_least)
 from companion.vision.second_index import cards_over
@@ -97,7 +97,11 @@ class SecondLooks:
         # A first look at each turn (its corners read, no second looks) picks the one turn read in
         # full: most of a turned frame's time goes to those second looks.
         first: list[tuple[float, int, np.ndarray, Detections]] = []
-        for k in likely_turns(reading.detections):
+        turns = likely_turns(reading.detections)
+        if reading.fit is not None and told_upright(reading) and len(turns) > 1:
+            turns = (min(turns, key=lambda k: angle_gap(
+                layout_angle(turn_matrix(k, size) @ reading.fit.homography), 0.0)),)
+        for k in turns:
             self._prior, self._candidate = state
             turned = turn_image(image_bgr, k)
             with read_aside(self.detector):
