@@ -27,7 +27,8 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list")
     p.add_argument("--models", help="model folder (default: models/ or $PYRAMID_COMPANION_MODELS)")
     p.add_argument("--min-score", type=float, default=0.25, help="drop detections scoring lower (default 0.25)")
-    p.add_argument("--threads", type=int, default=1, help="ONNX Runtime threads (default 1)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="ONNX Runtime threads a net (default 1; the corner finder takes at least 2)")
     p.add_argument("--upright", action="store_true",
                    help="read the image only as it is; by default a weak reading is compared with the image "
                         "turned by quarter turns (a table turned far from upright), and the surest wins")

@@ -216,7 +216,8 @@ def _session(path: Path, threads: int):
 class OnnxCardDetector:
     """``OnnxCardDetector(models_dir).detect(frame_bgr) -> Detections`` with top-3 alternatives.
 
-    ``threads``: ONNX Runtime intra-op threads (default 1: the machine is shared with the UI).
+    ``threads``: ONNX Runtime intra-op threads of each net (default 1: the machine is shared with the
+    UI; the corner finder, which runs alone in a frame, takes at least ``FINDER_THREADS``).
     ``min_score``: drop detections whose combined score (corner x name) is lower;
     ``detector_conf``: sure-corner threshold, ``faint_conf``: faint-corner threshold,
     ``multi_crop_below``: name sureness under which a corner is read again (see ``classify``);
