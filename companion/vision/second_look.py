@@ -174,14 +174,14 @@ class SecondLooks:
         taken = set(reading.layout.visible_cards())
         # (a re-read scored under min_score would only be a corner for the fit again)
         extra = Detections.empty()
+        min_prob = max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT)
         if len(boxes):
             extra = reread_detections(self._reread_probs(image_bgr, boxes, angle, reading), boxes, taken,
-                                      min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT))
+                                      min_prob=min_prob)
         if len(second_boxes):  # (named from the index alone: a face crop is cut from a first index)
             taken |= set(extra.cards())
-            probs = self.detector.classify(image_bgr, second_boxes, **({"angle": angle} if angle else {}))
-            extra = concat(extra, reread_detections(probs, second_boxes, taken,
-                                                    min_prob=max(REREAD_MIN_PROB, self.min_score / REREAD_WEIGHT)))
+            probs = self._reread_probs(image_bgr, second_boxes, angle, reading, faces=False)
+            extra = concat(extra, reread_detections(probs, second_boxes, taken, min_prob=min_prob))
         if len(dup_boxes):
             # A card read twice is wrong at one place: its best free name, however unsure, scored
             # just enough to count (and marked for checking) beats a deal with a card twice.
@@ -249,12 +249,15 @@ class SecondLooks:
         return hidden_corner_boxes(reading.fit.node_xy(), nodes, reading.detections, size)[1]
 
     def _reread_probs(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float,
-                      reading: "FrameReading") -> np.ndarray:
+                      reading: "FrameReading", faces: bool = True) -> np.ndarray:
         """Class probabilities of the corners ``boxes`` looked at again: the classifier's, pooled with
-        the card's face reading for corners small in the frame (as ``_face_look`` names placed ones)."""
+        the card's face reading for corners small in the frame (as ``_face_look`` names placed ones),
+        unless ``faces`` is off (boxes that are no first index)."""
         assert reading.fit is not None
         turned = {"angle": angle} if angle else {}
         probs = self.detector.classify(image_bgr, boxes, **turned)
+        if not faces:
+            return probs
         small = self._face_rows(boxes)
         if len(small):
             faces = self.detector.name_faces(image_bgr, boxes[small], layout_angle(reading.fit.homography))
