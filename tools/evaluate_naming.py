@@ -9,7 +9,9 @@ from three crops), by the face classifier alone (``name_faces``) and by the two 
 (``face_read.fused_names`` with the model's ``face_weight``). The detector plays no part: this
 separates naming from finding. Prints the share named right for court cards (J, Q, K) and the
 others, by the index's size, the commonest wrong readings and the decks named worst; ``--csv``
-writes one row per image (its deck and the counts).
+writes one row per image (its deck and the counts). ``--face-scales 1.0 0.9 0.9,1.0`` names the
+faces again from crops of other sizes (``recognition.json``'s ``face_crop_scales``: the size a face net
+names best is measured here, not assumed).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import os
 import sys
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -61,11 +64,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", type=Path, default=None, help="model folder (default models/)")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--csv", type=Path, default=None, help="write one row per image")
+    ap.add_argument("--face-scales", nargs="+", default=[], metavar="S[,S...]",
+                    help="also name the faces from crops of these sizes (each a comma-separated set, its "
+                         "readings averaged: recognition.json's face_crop_scales) and print each set's figures")
     args = ap.parse_args(argv)
     import cv2
 
     from companion.vision.detector import OnnxCardDetector
     det = OnnxCardDetector(args.models) if args.models else OnnxCardDetector()
+    try:
+        scale_sets = [tuple(float(v) for v in text.split(",")) for text in args.face_scales]
+    except ValueError:
+        scale_sets = [(0.0,)]
+    if scale_sets and min(min(s) for s in scale_sets) <= 0:
+        ap.error(f"--face-scales: not positive sizes: {args.face_scales!r}")
+    as_shipped = det.settings
+    # each set's (face alone, pooled) names, image after image
+    by_scales: dict[tuple[float, ...], list[np.ndarray]] = {s: [] for s in scale_sets}
     files = sorted((args.data / args.split / "truth").glob("*.json"))[: args.limit or None]
     y: list[int] = []
     sizes: list[float] = []
@@ -84,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
                    "pooled": fused_names(index, face, det.face_weight).argmax(1)}
         for w in WAYS:
             named[w] += guesses[w].tolist()
+        for scales in scale_sets:
+            det.settings = replace(as_shipped, face_crop_scales=scales)
+            other = det.name_faces(image, boxes, angle)
+            det.settings = as_shipped
+            by_scales[scales].append(np.stack([other.argmax(1), fused_names(index, other, det.face_weight).argmax(1)], 1))
         y += ids
         sizes += np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]).tolist()
         deck = str(truth.get("deck", "?"))
@@ -103,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     for w in WAYS:
         ok = np.asarray(named[w]) == truth_ids
         print(f"{w:<10}{100 * ok.mean():>8.2f}%{100 * ok[court].mean():>8.2f}%{100 * ok[~court].mean():>8.2f}%")
+    if scale_sets:
+        print(f"face crops of other sizes (shipped: {', '.join(map(str, as_shipped.face_crop_scales))}): "
+              "face alone, pooled (all / courts)")
+    for scales, names in by_scales.items():
+        face_ok, pooled_ok = (np.vstack(names) == truth_ids[:, None]).T
+        print(f"  {','.join(map(str, scales)):<14} face {100 * face_ok.mean():6.2f}% / {100 * face_ok[court].mean():6.2f}%"
+              f"   pooled {100 * pooled_ok.mean():6.2f}% / {100 * pooled_ok[court].mean():6.2f}%")
     ok = np.asarray(named["pooled"]) == truth_ids
     print("pooled, by the index's longer side:")
     for lo, hi in SIZES:

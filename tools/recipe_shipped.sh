@@ -63,7 +63,7 @@ step $PY tools/make_dataset.py --seed 41 --count 2400 --split train --out data/s
 step $PY tools/weights_from_onnx.py --only classifier --images $DATA/val/images
 step $PY tools/train_face.py --data data/synth_s15 data/synth_s16 --val $DATA --name f1 --epochs 4
 step cp runs/face/f1/face_classifier.onnx models/
-step $PY -c 'import json; p="models/recognition.json"; d=json.load(open(p)); d.update(face_below_px=1000.0, face_weight=0.75); open(p, "w").write(json.dumps(d, indent=2) + "\n")'
+step $PY -c 'import json; p="models/recognition.json"; d=json.load(open(p)); d.update(face_below_px=1000.0, face_weight=0.75, face_crop_scales=[0.9]); open(p, "w").write(json.dumps(d, indent=2) + "\n")'
 
 # -- the shipped corner detector since 26 Nov 2026 (session 23): ft3, trained from r4's on a lent GPU
 #    in three device calls (models/MODEL_HISTORY.md, "Detectors trained on a lent GPU" and "A GPU round

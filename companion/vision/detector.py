@@ -446,8 +446,11 @@ class OnnxCardDetector:
         st = self.settings
         if self._face is None or len(boxes) == 0:
             return np.zeros((len(boxes), len(st.class_names)), np.float32)
-        crops = np.stack([face_crop(image_bgr, b, st.classifier_size, angle) for b in boxes])
-        return self._face.run(None, {self._face_input: classifier_input(crops)})[0][:, :len(st.class_names)]
+        # (one batch: each box's crop at every scale, box by box)
+        crops = np.stack([face_crop(image_bgr, b, st.classifier_size, angle, scale)
+                          for b in boxes for scale in st.face_crop_scales])
+        probs = self._face.run(None, {self._face_input: classifier_input(crops)})[0][:, :len(st.class_names)]
+        return probs.reshape(len(boxes), len(st.face_crop_scales), -1).mean(1)
 
     def index_probs(self, image_bgr: np.ndarray, boxes: np.ndarray, angle: float = 0.0) -> np.ndarray:
         """Class probabilities (N, 52) of the corners ``boxes`` named at ``angle``: those ``detect``

@@ -71,6 +71,10 @@ class RecognitionSettings:
     face_below_px: Optional[float] = None
     #: The face reading's weight against the index reading's when the two are pooled.
     face_weight: float = 1.0
+    #: Sizes of the face crops a card is named from (``face_read.face_crop``'s ``scale``: times
+    #: ``FACE_SIDE`` index sides), their probabilities averaged. The shipped face net names crops
+    #: at 0.9 best (``tools/evaluate_naming.py --face-scales``).
+    face_crop_scales: tuple[float, ...] = (1.0,)
     #: More index classifiers in the same folder (file names): a crop's probabilities are the mean
     #: of theirs and ``card_classifier.onnx``'s. Two nets trained apart err apart: averaged, they
     #: name more corners and name fewer false ones surely (see the model card).
@@ -89,6 +93,7 @@ class RecognitionSettings:
         data["detector_size"] = list(self.detector_size)
         data["class_names"] = list(self.class_names)
         data["multi_crop_margins"] = list(self.multi_crop_margins)
+        data["face_crop_scales"] = list(self.face_crop_scales)
         data["extra_classifiers"] = list(self.extra_classifiers)
         return json.dumps(data, indent=2) + "\n"
 
@@ -104,8 +109,12 @@ class RecognitionSettings:
                 known["detector_size"] = (int(h), int(w))
             if "class_names" in known:
                 known["class_names"] = tuple(known["class_names"])
-            if "multi_crop_margins" in known:
-                known["multi_crop_margins"] = tuple(float(m) for m in known["multi_crop_margins"])
+            for name in ("multi_crop_margins", "face_crop_scales"):
+                if name in known:
+                    known[name] = tuple(float(m) for m in known[name])
+            scales = known.get("face_crop_scales", (1.0,))
+            if not scales or min(scales) <= 0:
+                raise ValueError(f"face_crop_scales must be positive sizes, got {data['face_crop_scales']!r}")
             if "extra_classifiers" in known:
                 names = known["extra_classifiers"]
                 if not isinstance(names, list) or not all(isinstance(n, str) and n and "/" not in n for n in names):
