@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from companion.cards import CARD_CODES
-from tools.evaluate_naming import first_indices
+from tools.evaluate_naming import first_indices, scale_set
 
 
 def slot(card, turn_deg, visible=True, which="tl"):
@@ -28,3 +28,12 @@ def test_first_indices_in_view_and_the_layouts_turn(turn):
     # the cards' own turn (orientation.layout_angle's: the card's right is (cos a, sin a) in the
     # image), the median of those named
     assert angle == pytest.approx(turn)
+
+
+def test_face_scale_sets_are_positive_sizes():
+    import argparse
+
+    assert scale_set("0.9,1.0") == (0.9, 1.0) and scale_set("0.85") == (0.85,)
+    for bad in ("0,1", "big", "", "0.9,-1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="not positive sizes"):
+            scale_set(bad)

@@ -57,6 +57,17 @@ def first_indices(truth: dict) -> tuple[np.ndarray, list[int], float]:
     return np.asarray(boxes, np.float32).reshape(-1, 4), ids, angle
 
 
+def scale_set(text: str) -> tuple[float, ...]:
+    """``--face-scales``' "0.9,1.0": one set of face crop sizes."""
+    try:
+        scales = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        scales = ()
+    if not scales or min(scales) <= 0:
+        raise argparse.ArgumentTypeError(f"not positive sizes: {text!r}")
+    return scales
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="dataset root (its SPLIT/truth and SPLIT/images)")
@@ -64,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", type=Path, default=None, help="model folder (default models/)")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--csv", type=Path, default=None, help="write one row per image")
-    ap.add_argument("--face-scales", nargs="+", default=[], metavar="S[,S...]",
+    ap.add_argument("--face-scales", nargs="+", type=scale_set, default=[], metavar="S[,S...]",
                     help="also name the faces from crops of these sizes (each a comma-separated set, its "
                          "readings averaged: recognition.json's face_crop_scales) and print each set's figures")
     args = ap.parse_args(argv)
@@ -72,12 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from companion.vision.detector import OnnxCardDetector
     det = OnnxCardDetector(args.models) if args.models else OnnxCardDetector()
-    try:
-        scale_sets = [tuple(float(v) for v in text.split(",")) for text in args.face_scales]
-    except ValueError:
-        scale_sets = [(0.0,)]
-    if scale_sets and min(min(s) for s in scale_sets) <= 0:
-        ap.error(f"--face-scales: not positive sizes: {args.face_scales!r}")
+    scale_sets: list[tuple[float, ...]] = args.face_scales
     as_shipped = det.settings
     # each set's (face alone, pooled) names, image after image
     by_scales: dict[tuple[float, ...], list[np.ndarray]] = {s: [] for s in scale_sets}
