@@ -835,3 +835,25 @@ def test_the_waste_of_a_nearly_cleared_pyramid_in_a_still_lies_below_its_lowest_
     assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]
     assert [str(c) for c in reading.layout.waste[0]] == truth["waste"][0]["cards"][-1:]
     assert not any("loose card" in p for p in reading.problems)
+
+
+def test_a_pile_read_only_by_a_second_index_counts_less_than_one_showing_a_first():
+    # A still of a nearly cleared pyramid: far below it the fitted lattice puts the waste top's own
+    # second index off its first, on a pile of its own, read as another card a little surer (rendered
+    # val_s66 143: 8H's first index 0.69, its second read TH 0.71, told turned; their places as
+    # fitted). A top seen only by its second index still beats a weaker first index of a card
+    # beneath (val_s22 289: 9H 0.63 over 7D 0.42).
+    from companion.vision.card_read import CardRead
+    from companion.vision.outside import outside_places
+
+    def top(first, second):
+        reads = [CardRead(0, Card.parse(first[0]), first[1], uv=(-0.94, 10.02)),
+                 CardRead(1, Card.parse(second[0]), second[1], uv=(-0.46, 11.22))]
+        uv = np.array([rd.uv for rd in reads])
+        told = np.array([False, True])
+        waste, _, _, stray = outside_places(Rules(), reads, [0, 1], uv, np.array([0.66, 2.0]), second=told)
+        untold, _, _, _ = outside_places(Rules(), reads, [0, 1], uv, np.array([0.66, 2.0]))
+        return str(waste[0][-1].card), stray, str(untold[0][-1].card)
+
+    assert top(("8H", 0.69), ("TH", 0.71)) == ("8H", [1], "TH")  # (not told: the surer read)
+    assert top(("7D", 0.42), ("9H", 0.63)) == ("9H", [0], "9H")

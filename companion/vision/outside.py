@@ -39,6 +39,11 @@ PILES_STEP = 0.45
 #: discard pile's top read surer than the waste took its place (rendered val: 3 of 600 waste tops
 #: more right, none lost, the same from 0.5 to 1.0).
 WASTE_SPAN = 0.5
+#: One waste pile wanted and several found: a pile read only by second indices (a still's reads told
+#: turned) counts this share of its reads' scores (rendered val, 1,200 stills: 2 waste tops more right,
+#: none lost, no slot changed; excluded outright, a top seen only by its second index lost to a card
+#: beneath: val_s22_000289).
+SECOND_ONLY = 0.8
 #: What a card not among a read's names counts as when two reads of one card are pooled.
 NOT_NAMED = 0.02
 #: A read this near (lattice units) to where a lowest-row card's second index lies is taken for one.
@@ -48,13 +53,14 @@ SECOND_INDEX_NEAR = 0.45
 def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray,
                    held: Optional[list[Optional[Card]]] = None, lowest_row: Optional[int] = None,
                    waste_min_score: float = WASTE_MIN_SCORE, name_tops: bool = False,
-                   ) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
+                   second: Optional[np.ndarray] = None) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
     """``held``: each pyramid node's card (None: empty), when known. ``lowest_row``: the lowest row
     that can hold a card (a still of a nearly cleared pyramid: the waste may lie where the lower
     rows were, as the lattice fitted on a few cards extrapolates them), else the last.
     ``waste_min_score``: a read below the pyramid scored lower is a stray read (``WASTE_MIN_SCORE``).
     ``name_tops``: name each pile's top with its own second index (``name_top_by_its_second_index``;
-    stills: following a rendered game, e2e8 g00313, it cost a move)."""
+    stills: following a rendered game, e2e8 g00313, it cost a move). ``second``: for each read, whether
+    the classifier told it lay turned (a second index; a still's, ``Detections.upright``), else None."""
     half = (rules.rows - 1) / 2
     centre = half if rules.inverted else 0.0
     last = rules.rows - 1 if lowest_row is None else lowest_row
@@ -120,7 +126,11 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
         if within and len(within) < len(piles):
             stray += [j for p in piles if p not in within for j in p]
             piles = within
-        best = max(piles, key=lambda p: sum(reads[j].score for j in p))
+        # A pile read only by second indices is often a card's lower corner (the top's own, read as
+        # another card where the lattice far below a nearly cleared pyramid puts it off its first
+        # index): it counts less against a pile showing a first index (``SECOND_ONLY``).
+        best = max(piles, key=lambda p: sum(reads[j].score for j in p) * (
+            SECOND_ONLY if second is not None and all(second[j] for j in p) else 1.0))
         stray += [j for p in piles if p is not best for j in p]
         piles = [best]
     elif len(piles) > rules.waste_piles:

@@ -399,7 +399,9 @@ class LayoutPipeline(SecondLooks):
                                                       few.lowest_row if few is not None
                                                       else self._lowest_row(held, nodes_ri),
                                                       WASTE_MIN_SCORE if self.follows else 0.0,
-                                                      name_tops=not self.follows)
+                                                      name_tops=not self.follows,
+                                                      second=None if dets.upright is None or self.follows
+                                                      else dets.upright < TOLD_TURNED)
         # A waste pile read as one card that the pyramid shows by a surer read: most often the
         # stock's back or the table read as a card. Not the waste, and no "seen twice" anomaly (which
         # makes fusion skip the frame: a rendered game went 8 s without a stable view). A still
