@@ -53,7 +53,8 @@ SECOND_INDEX_NEAR = 0.45
 def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.ndarray, br_off: np.ndarray,
                    held: Optional[list[Optional[Card]]] = None, lowest_row: Optional[int] = None,
                    waste_min_score: float = WASTE_MIN_SCORE, name_tops: bool = False,
-                   second: Optional[np.ndarray] = None) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
+                   second: Optional[np.ndarray] = None,
+                   ) -> tuple[list[list[CardRead]], list[Optional[CardRead]], list[Optional[CardRead]], list[int]]:
     """``held``: each pyramid node's card (None: empty), when known. ``lowest_row``: the lowest row
     that can hold a card (a still of a nearly cleared pyramid: the waste may lie where the lower
     rows were, as the lattice fitted on a few cards extrapolates them), else the last.
