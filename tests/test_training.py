@@ -359,6 +359,54 @@ def test_round_on_a_gpu_machine_renders_its_own_scenes_and_trains_both_stages(tm
     assert np.allclose(one_crop(both), (one_crop(tmp_path / "base") + one_crop(models)) / 2, atol=1e-5)
 
 
+def test_face_round_on_a_gpu_machine_cuts_faces_on_every_core_and_trains(tmp_path):
+    # tools/device_train_face.sh (DEVICE=cpu, procedural decks only) -> train_face.py --stages export
+    import tarfile
+
+    import onnxruntime as ort
+
+    pytest.importorskip("ultralytics")
+    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(REPO / "tools"))
+    from tools.pack_synth_assets import pack
+    from tools.ultralytics_env import setup
+    from train_face import make_crops
+
+    setup()
+    from ultralytics import YOLO
+
+    pack(tmp_path / "assets.tgz", decks=[])
+    YOLO("yolov8n-cls.yaml").save(str(tmp_path / "face.pt"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false", PYTHON=sys.executable,
+               DEVICE="cpu", DECKS="proc", VAL_COUNT="2", BATCH="8", WORK=str(tmp_path / "work"))
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", "tools/device_train_face.sh", str(tmp_path / "assets.tgz"), "3", "0.0003", str(out),
+                          str(tmp_path / "face.pt")], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    log = (out / "data.txt").read_text()
+    assert "time limit reached" in log and "val crops of held-out decks" in log
+    assert int(log.split("[crops] ")[1].split()[0]) > 0
+    with tarfile.open(out / "results.tar") as tar:
+        assert set(tar.getnames()) >= {"train/weights/best.pt", "train/results.csv"}
+        assert not any(n.endswith((".jpg", "last.pt")) for n in tar.getnames())  # what a call brings back
+        tar.extractall(tmp_path / "back")
+    # the crops cut on every core are the ones one process cuts
+    data = tmp_path / "work" / "data"
+    make_crops([data], None, tmp_path / "one", processes=1)
+    make_crops([data], None, tmp_path / "two", processes=2)
+    one = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one" / "crops" / "train").rglob("*.jpg"))
+    assert len(one) > 5
+    assert one == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two" / "crops" / "train").rglob("*.jpg"))
+    assert all((tmp_path / "one" / c).read_bytes() == (tmp_path / "two" / c).read_bytes() for c in one)
+    # the best epoch brought back exports to a face net of the runtime's shape
+    export = subprocess.run([sys.executable, "tools/train_face.py", "--data", str(data), "--work", str(tmp_path / "back"),
+                             "--stages", "export"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert export.returncode == 0, export.stdout[-2000:] + export.stderr[-2000:]
+    session = ort.InferenceSession(str(tmp_path / "back" / "face_classifier.onnx"))
+    probs = session.run(None, {session.get_inputs()[0].name: np.zeros((2, 3, 64, 64), np.float32)})[0]
+    assert probs.shape == (2, 52)
+
+
 def test_round_trains_classifier_variants_side_by_side_on_the_same_crops(tmp_path):
     # CLS_VARIANTS, no detector ("-"): one results-NAME.tar per variant, each with its own options
     # (the second a wider net from its YAML, not from the round's classifier checkpoint)

@@ -12,6 +12,10 @@ and back up (a far camera's small cards, from cards of every size); val crops co
 held-out decks (``--val``, ``val/truth``). ``train`` fine-tunes ultralytics' classifier from
 ``--init``; ``export`` writes ``runs/face/NAME/face_classifier.onnx`` (copy it to ``models/`` and set
 ``face_below_px`` in ``recognition.json`` to use it).
+
+On a lent GPU machine ``tools/device_train_face.sh`` renders the scenes there, cuts the crops on every
+core (``--processes``: the same crops as one process cuts) and trains for a fixed time (``--hours``,
+``--device 0``); ``--stages export --work DIR`` then exports the best epoch it brought back.
 """
 
 from __future__ import annotations
@@ -80,7 +84,24 @@ def train_crops(truth: dict, image: np.ndarray, rng: np.random.Generator):
         yield int(label["cls"]), crop
 
 
-def make_crops(data: list[Path], val: Path | None, work: Path) -> None:
+def _scene_crops(job: tuple[int, Path, Path, str, Path]) -> int:
+    """Cut one train scene's face crops; how many (0 for a scene still being rendered)."""
+    import cv2
+
+    k, folder, f, tag, root = job
+    image = cv2.imread(str(folder / "train" / "images" / (f.stem + ".jpg")))
+    if image is None:
+        return 0
+    rng = np.random.default_rng([SEED, k])
+    n = 0
+    for j, (cls, crop) in enumerate(train_crops(json.loads(f.read_text()), image, rng)):
+        cv2.imwrite(str(root / "train" / cls_folder(cls) / f"{tag}_{j}.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        n += 1
+    (root / ".done" / tag).touch()
+    return n
+
+
+def make_crops(data: list[Path], val: Path | None, work: Path, processes: int = 1) -> None:
     import cv2
 
     root = work / "crops"
@@ -89,22 +110,17 @@ def make_crops(data: list[Path], val: Path | None, work: Path) -> None:
         (root / "val" / cls_folder(c)).mkdir(parents=True, exist_ok=True)
     done_dir = root / ".done"
     done_dir.mkdir(exist_ok=True)
-    n = 0
     files = [(d, f) for d, folder in enumerate(data) for f in sorted((folder / "train" / "truth").glob("*.json"))]
-    for k, (d, f) in enumerate(files):  # (k: the scene's own random stream, whatever else is done)
-        folder = data[d]
-        tag = f"{d}_{f.stem}"
-        if (done_dir / tag).exists():
-            continue
-        image = cv2.imread(str(folder / "train" / "images" / (f.stem + ".jpg")))
-        if image is None:
-            continue  # a scene still being rendered
-        rng = np.random.default_rng([SEED, k])
-        for j, (cls, crop) in enumerate(train_crops(json.loads(f.read_text()), image, rng)):
-            cv2.imwrite(str(root / "train" / cls_folder(cls) / f"{tag}_{j}.jpg"), crop,
-                        [cv2.IMWRITE_JPEG_QUALITY, 92])
-            n += 1
-        (done_dir / tag).touch()
+    # (k: the scene's own random stream, whatever else is done, so any number of processes cut the same crops)
+    jobs = [(k, data[d], f, f"{d}_{f.stem}", root) for k, (d, f) in enumerate(files)
+            if not (done_dir / f"{d}_{f.stem}").exists()]
+    if processes > 1:
+        from multiprocessing import Pool
+
+        with Pool(processes) as pool:
+            n = sum(pool.imap_unordered(_scene_crops, jobs, chunksize=8))
+    else:
+        n = sum(map(_scene_crops, jobs))
     print(f"[crops] {n} new train crops in {root / 'train'}")
     if val is None or any((root / "val").rglob("*.jpg")):
         return
@@ -124,7 +140,10 @@ def make_crops(data: list[Path], val: Path | None, work: Path) -> None:
     print(f"[crops] {min(VAL_CROPS, len(items))} val crops of held-out decks")
 
 
-def train(work: Path, init: Path, epochs: int, lr: float, threads: int) -> Path:
+def train(work: Path, init: Path, epochs: int, lr: float, threads: int, device: str = "cpu", batch: int = 64,
+          workers: int = 0, hours: float = 0.0) -> Path:
+    """Fine-tune from ``init``; resumable. ``hours`` > 0: ultralytics' ``time`` (the epoch count fitted to it,
+    a lent GPU's budget); ``device``, ``batch``, ``workers`` as ultralytics takes them."""
     import ultralytics_env
 
     ultralytics_env.setup(threads)
@@ -146,13 +165,16 @@ def train(work: Path, init: Path, epochs: int, lr: float, threads: int) -> Path:
         raise SystemExit(f"{init} is missing: python tools/weights_from_onnx.py --only classifier")
     YOLO(str(init)).train(
         data=str(work / "crops"), project=str(work), name="train", exist_ok=True, seed=0, deterministic=False,
-        plots=False, verbose=False, epochs=epochs, imgsz=64, batch=64, fliplr=0.0, scale=0.2, erasing=0.1,
+        plots=False, verbose=False, epochs=epochs, imgsz=64, batch=batch, fliplr=0.0, scale=0.2, erasing=0.1,
         auto_augment=None, optimizer="AdamW", lr0=lr, cache="ram", warmup_epochs=min(1, epochs), val=True,
-        workers=0, device="cpu", amp=False, save_period=1)
+        workers=workers, device=device, amp=device != "cpu", save_period=1, **({"time": hours} if hours else {}))
     return last
 
 
 def export(work: Path, weights: Path) -> Path:
+    import ultralytics_env
+
+    ultralytics_env.setup(None)  # (torchvision's nms registered: loading a checkpoint needs it)
     from ultralytics import YOLO
 
     path = YOLO(str(weights)).export(format="onnx", imgsz=64, opset=17, simplify=True, dynamic=True, verbose=False)
@@ -172,15 +194,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--stages", default="crops,train,export")
+    ap.add_argument("--processes", type=int, default=1, help="processes cutting the train crops (the same crops)")
+    ap.add_argument("--device", default="cpu", help="ultralytics' device (0: the first GPU)")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--workers", type=int, default=0, help="data-loading processes")
+    ap.add_argument("--hours", type=float, default=0.0, help="train for this long instead (the epochs fitted to it)")
+    ap.add_argument("--work", type=Path, default=None, help="work folder (default runs/face/NAME)")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
-    work = REPO / "runs" / "face" / args.name
+    work = args.work or REPO / "runs" / "face" / args.name
     stages = set(args.stages.split(","))
     if "crops" in stages:
-        make_crops(args.data, args.val, work)
+        make_crops(args.data, args.val, work, args.processes)
     weights = work / "train" / "weights" / "last.pt"
+    if not weights.exists():  # a lent machine's run brings back its best epoch alone
+        weights = weights.with_name("best.pt")
     if "train" in stages:
-        weights = train(work, args.init, args.epochs, args.lr, args.threads)
+        weights = train(work, args.init, args.epochs, args.lr, args.threads, args.device, args.batch, args.workers,
+                        args.hours)
     if "export" in stages:
         export(work, weights)
     return 0
