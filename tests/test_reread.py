@@ -451,3 +451,40 @@ def test_a_fit_named_at_its_own_angle_and_told_upright_is_not_named_the_other_tw
     untold = TurnSensitive(truth, roll)
     assert LayoutPipeline(untold, track=False).process(image).layout.to_json()["pyramid"] == truth["pyramid_codes"]
     assert len(untold.angles) == 4  # and the two other ways round
+
+
+def test_a_lattice_searched_again_a_row_off_does_not_replace_the_chosen_fit(monkeypatch):
+    """A still's re-read corners are fitted afresh (they may mend the fit); a search that then lands
+    a row off the chosen lattice, reading the same corners with more signs of trouble, is not taken
+    (val_s22_000219: 6 -> 21 slots wrong). A fit searched again on the same lattice is."""
+    import companion.vision.pipeline as pipeline
+    from companion.vision.lattice import ASSIGN_TOL
+    from companion.vision.lattice_search import _finish
+    from companion.vision.second_look import _moved
+
+    truth = synth_truth(np.random.default_rng(3))
+    image = np.zeros((truth["height"], truth["width"], 3), np.uint8)
+    det = TruthClassifier(truth, missed=[(2, 1), (4, 0)])
+    real = pipeline.fit_pyramid
+    searched = []
+    # lattice (u, v) -> (u - 1/2, v + 1): each slot where the one below it lies
+    row_down = np.array([[1.0, 0.0, -0.5], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
+
+    def row_off_when_searched_again(points, rows=7, inverted=False, **kw):
+        fit = real(points, rows, inverted, **kw)
+        if kw.get("prior") is not None or fit is None:
+            return fit
+        searched.append(fit)
+        if len(searched) == 1:
+            return fit
+        return _finish(np.asarray(points, float), fit.homography @ row_down, rows, inverted, ASSIGN_TOL,
+                       absolute=True, refit=False)
+
+    monkeypatch.setattr(pipeline, "fit_pyramid", row_off_when_searched_again)
+    reading = LayoutPipeline(det, track=False).read_image(image, det.detect(image))
+    assert len(searched) >= 2  # the re-read corners were searched again
+    moved = _finish(np.zeros((0, 2)), searched[0].homography @ row_down, 7, False, ASSIGN_TOL, absolute=True,
+                    refit=False)
+    assert moved is None or _moved(moved, searched[0])
+    assert not _moved(searched[1], searched[0])
+    assert reading.layout.to_json()["pyramid"] == truth["pyramid_codes"]

@@ -32,10 +32,14 @@ from companion.vision.reread import (REREAD_MIN_PROB, REREAD_WEIGHT, concat, hid
 from companion.vision.second_index import cards_over
 
 if TYPE_CHECKING:
+    from companion.vision.lattice import LatticeFit
     from companion.vision.pipeline import FrameReading
 
 #: A layout turned this much (degrees) from the angle its corners were named at is named again.
 TURN_MIN_DEG = 25.0
+#: A lattice searched again whose slots lie this many pitches (median) or more from the chosen fit's
+#: has moved off it (``_moved``).
+MOVED_PITCH = 0.5
 #: A pyramid named with a mean score under this may lie another way round: the other ways are tried.
 WEAK_NAMING = 0.45
 #: A searched layout this far (degrees) from upright is read again from the frame turned by quarter turns.
@@ -202,6 +206,17 @@ class SecondLooks:
                                           layout_angle(reading.fit.homography)) >= TURN_MIN_DEG:
             self._prior, self._candidate = after
             again = self._read_on_fit(dets, reading, frame, size)
+        elif not self.follows and _moved(again.fit, reading.fit):
+            # Nor a lattice moved off the chosen one that places fewer of the same corners than the
+            # chosen one does, or as many with more signs of trouble (val_s22_000219: a row up, 18
+            # reads placed against 15, 6 -> 21 slots wrong).
+            searched = (self._prior, self._candidate)
+            self._prior, self._candidate = after
+            held = self._read_on_fit(dets, reading, frame, size)
+            if held.layout is not None and (_placed(held), -held.anomalies) > (_placed(again), -again.anomalies):
+                again = held
+            else:
+                self._prior, self._candidate = searched
         return self._guess_hidden(image_bgr, again, dets, angle, frame, size), first_far
 
     def _guess_hidden(self, image_bgr: np.ndarray, reading: "FrameReading", dets: Detections, angle: float,
@@ -371,3 +386,15 @@ class SecondLooks:
     def _turns(self) -> bool:
         """Whether the detector names corners with turned crops (``detect(image, angle=...)``)."""
         return self.turn and bool(getattr(self.detector, "names_turned", False))
+
+
+def _moved(fit: "LatticeFit", chosen: "LatticeFit") -> bool:
+    """Whether ``fit`` puts the slots elsewhere than ``chosen`` does: its nodes half a pitch or more
+    away, as a rule (a lattice a row or a slot off, not the same one refined)."""
+    gap = np.linalg.norm(fit.node_xy() - chosen.node_xy(), axis=1)
+    return bool(np.median(gap) >= MOVED_PITCH * chosen.pitch_px())
+
+
+def _placed(reading: "FrameReading") -> int:
+    """How many reads ``reading`` placed on pyramid slots."""
+    return sum(1 for j in reading.placed if j >= 0)
