@@ -455,8 +455,8 @@ def test_a_fit_named_at_its_own_angle_and_told_upright_is_not_named_the_other_tw
 
 def test_a_lattice_searched_again_a_row_off_does_not_replace_the_chosen_fit(monkeypatch):
     """A still's re-read corners are fitted afresh (they may mend the fit); a search that then lands
-    a row off the chosen lattice, reading the same corners with more signs of trouble, is not taken
-    (val_s22_000219: 6 -> 21 slots wrong). A fit searched again on the same lattice is."""
+    a row off the chosen lattice, placing fewer of the same corners (the apex and each row's last
+    card fall off it), is not taken (val_s22_000219: 6 -> 21 slots wrong)."""
     import companion.vision.pipeline as pipeline
     from companion.vision.lattice import ASSIGN_TOL
     from companion.vision.lattice_search import _finish

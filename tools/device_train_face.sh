@@ -22,20 +22,8 @@ assets=$(realpath "$1") gen_s=$2 hours=$3 out=$4 init=$(realpath "$5")
 work=${WORK:-/tmp/device-face}
 mkdir -p "$out"
 out=$(realpath "$out")
-source tools/device_env.sh
-cores=$(nproc)
-t0=$(date +%s)
-stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$out/data.txt"; }
-rm -rf "$work" && mkdir -p "$work"
-"$py" tools/pack_synth_assets.py --unpack "$assets" "$work/assets" | tee -a "$out/data.txt"
-export CARDART_CACHE=$work/assets/cardart SYNTH_FONT_DIRS=$work/assets/fonts
-decks=()
-[ -z "${DECKS:-}" ] || decks=(--decks "$DECKS")
-"$py" tools/make_dataset.py "${decks[@]}" --seed "${VAL_SEED:-73}" --count "${VAL_COUNT:-150}" --split val \
-  --out "$work/data" --crops 0 --workers "$cores" | tee -a "$out/data.txt"
-"$py" tools/make_dataset.py "${decks[@]}" --seed "${SEED:-171}" --count 1000000 --split train --out "$work/data" --crops 0 \
-  --workers "$cores" --time-limit "$gen_s" | tee -a "$out/data.txt"
-stamp "rendered"
+default_seed=171 train_args=()
+source tools/device_scenes.sh
 "$py" tools/train_face.py --data "$work/data" --val "$work/data" --work "$work/face" --stages crops \
   --processes "$cores" | tee -a "$out/data.txt"
 stamp "cut"

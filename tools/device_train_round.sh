@@ -29,20 +29,8 @@ assets=$(realpath "$1") gen_s=$2 hours=$3 out=$4 det_init=$5 cls_init=$(realpath
 work=${WORK:-/tmp/device-round}
 mkdir -p "$out"
 out=$(realpath "$out")
-source tools/device_env.sh
-cores=$(nproc)
-t0=$(date +%s)
-stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$out/data.txt"; }
-rm -rf "$work" && mkdir -p "$work"
-"$py" tools/pack_synth_assets.py --unpack "$assets" "$work/assets" | tee -a "$out/data.txt"
-export CARDART_CACHE=$work/assets/cardart SYNTH_FONT_DIRS=$work/assets/fonts
-decks=()
-[ -z "${DECKS:-}" ] || decks=(--decks "$DECKS")
-"$py" tools/make_dataset.py "${decks[@]}" --seed "${VAL_SEED:-73}" --count "${VAL_COUNT:-150}" --split val \
-  --out "$work/data" --crops 0 --workers "$cores" | tee -a "$out/data.txt"
-"$py" tools/make_dataset.py "${decks[@]}" --seed "${SEED:-71}" --count 1000000 --split train --out "$work/data" --crops 0 \
-  --workers "$cores" --close-up "${CLOSE_UP:-0.06}" --time-limit "$gen_s" | tee -a "$out/data.txt"
-stamp "rendered"
+default_seed=71 train_args=(--close-up "${CLOSE_UP:-0.06}")
+source tools/device_scenes.sh
 read -ra prepare_args <<< "${PREPARE_ARGS:-}"
 "$py" tools/train.py --data "$work/data" --work "$work/run" --stages prepare --crops 1 \
   --prepare-processes "$cores" "${prepare_args[@]}" > "$out/prepare.log" 2>&1
