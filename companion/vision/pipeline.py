@@ -328,6 +328,8 @@ class LayoutPipeline(SecondLooks):
                 nodes_of.setdefault(reads[j].card, set()).add(node)
         winner = [max(js, key=lambda j: (len(nodes_of[reads[j].card]) == 1, reads[j].score)) if js else -1
                   for js in slot_reads]
+        if not self.follows:
+            winner = winners_held_once(reads, slot_reads, winner)
         for node, js in enumerate(slot_reads):
             for j in js:
                 if j != winner[node]:  # a weaker read of the same slot: its cards become alternatives
@@ -340,6 +342,9 @@ class LayoutPipeline(SecondLooks):
         # A slot outside the picture is out of view, not empty (val_s22_000087: 2S kept on row 3
         # under the rows cut off, its twin on the lowest row renamed 2C; 7 -> 4 slots wrong).
         up_left = up_left_of(rules.rows, rules.inverted)  # the node whose corner each node covers
+        # (a still's reads tell first indices, upright, from second ones, turned)
+        told = self._turns_told(dets)
+        first = (dets.upright > TOLD_FIRST) if told else np.zeros(n, bool)
         for node in range(n_nodes):
             j = winner[node]
             if j < 0:
@@ -358,7 +363,7 @@ class LayoutPipeline(SecondLooks):
             # whole game, g00505: TD taken, KS's second index read KC 0.5 / KS 0.3 on TD's slot,
             # frame after frame, so TD never left and 18 of 73 moves were lost).
             m = up_left[node]
-            if (twins and m >= 0 and winner[m] >= 0
+            if (twins and m >= 0 and winner[m] >= 0 and not first[j]
                     and reads[j].alts.get(reads[winner[m]].card, 0.0) >= BARED_ALT
                     and np.hypot(*(uv[j] - uv[winner[m]] - br_off)) < 0.45):
                 winner[node] = -1
@@ -371,10 +376,8 @@ class LayoutPipeline(SecondLooks):
         used = np.zeros(n, bool)
         used[[j for j in winner if j >= 0]] = True
         used[second >= 0] = True
-        # (a still's reads tell first indices, upright, from second ones, turned)
-        told = self._turns_told(dets)
         if told:
-            turned_on_slots(winner, used, dets.upright < TOLD_TURNED, lain_on, uv, nodes_uv, br_off)
+            turned_on_slots(winner, used, dets.upright < TOLD_TURNED, lain_on)
         # Following a video, a lowest-row card whose first index a hand hides is left to fusion
         # (a resting hand's cue: its neighbours vanish too; placed by their second indices, the
         # one card left unseen passed for an illegal removal after a window).
@@ -698,6 +701,26 @@ class LayoutPipeline(SecondLooks):
                 if 0 <= int(c) < 52:
                     alts[DECK[int(c)]] = max(alts.get(DECK[int(c)], 0.0), float(s))
         return CardRead(j, card, score, alts, (float(uv[0]), float(uv[1])))
+
+
+def winners_held_once(reads: list[CardRead], slot_reads: list[list[int]], winner: list[int]) -> list[int]:
+    """``winner`` again, a read of a card also read on another slot counting as found nowhere else
+    while no other slot's winner holds that card: a surer read is not given up for a card that ends
+    up held nowhere (val_s22_000021: 4H 0.72 gave way to 2S 0.41 on its slot, its second read lay on
+    a slot that another card won). Slots with the surest reads choose first; a card taken is held."""
+    held: dict[Card, set[int]] = {}
+    for node, j in enumerate(winner):
+        if j >= 0:
+            held.setdefault(reads[j].card, set()).add(node)
+    out = list(winner)
+    for node in sorted((m for m, js in enumerate(slot_reads) if js),
+                       key=lambda m: -max(reads[j].score for j in slot_reads[m])):
+        best = max(slot_reads[node], key=lambda j: (not held.get(reads[j].card, set()) - {node}, reads[j].score))
+        if best != out[node]:
+            held[reads[out[node]].card].discard(node)
+            held.setdefault(reads[best].card, set()).add(node)
+            out[node] = best
+    return out
 
 
 def unsure_read(where: str, rd: CardRead) -> str:
