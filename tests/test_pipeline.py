@@ -401,6 +401,24 @@ def test_the_waste_top_is_named_with_its_own_second_index():
     assert top(*three, held=[Card.parse("3C")] + [None] * 27) == ["3S"]
 
 
+
+def test_a_waste_top_whose_own_second_index_was_read_keeps_its_name():
+    # val_s64_000173 (a still): the top 6C's second index was read twice, as 6C (0.56) and as TC
+    # (0.49) in a box beside it: the TC read is that corner misread, not evidence against the top's
+    # name (pooled with it, 6C 0.86 with TC a runner-up became TC).
+    from companion.vision.card_read import CardRead
+    from companion.vision.outside import outside_places
+
+    br = np.array([0.72, 2.04])
+    at = [(-1.56, 9.89), (-0.84, 11.93), (-0.82, 12.08)]
+    reads = [CardRead(0, Card.parse("6C"), 0.86, {Card.parse("TC"): 0.12}, uv=at[0]),
+             CardRead(1, Card.parse("6C"), 0.56, {Card.parse("TC"): 0.06}, uv=at[1]),
+             CardRead(2, Card.parse("TC"), 0.49, {Card.parse("6C"): 0.01}, uv=at[2])]
+    uv = np.array(at)
+    for off in ([0, 2], [0, 1, 2]):  # (its own second index placed as such, or among the waste reads)
+        waste, _, _, _ = outside_places(Rules(), reads, off, uv, br, None, waste_min_score=0.0, name_tops=True)
+        assert str(waste[0][-1].card) == "6C"
+
 def test_a_misread_second_index_below_the_bottom_row_is_not_the_waste():
     # A bottom-row card's second index read as a card seen nowhere else lies off the lattice,
     # below the pyramid, like the waste. The waste lies lower: its pile wins even when weaker.

@@ -156,7 +156,9 @@ def name_top_by_its_second_index(reads: list[CardRead], pile: list[int], uv: np.
     within a few millimetres: the top card hides the cards under it, their corners too). The name
     the two reads make likeliest (their scores multiplied, a card a read does not name counting
     ``NOT_NAMED``), of the cards not held on the pyramid, is the top's; the other read then names
-    the same card. Rendered val_s22 214: JS 0.70 (8S 0.04) over 6S 0.27 (8S 0.37) is 8S."""
+    the same card. Rendered val_s22 214: JS 0.70 (8S 0.04) over 6S 0.27 (8S 0.37) is 8S. Not when
+    a read there names the top itself: that is its second index, and another read of the corner is
+    a misread of it (val_s64_000173: 6C's second index read 6C 0.56 and TC 0.49 made the top TC)."""
     if len(pile) < 2:
         return
     taken = {c for c in held or [] if c is not None}
@@ -165,7 +167,10 @@ def name_top_by_its_second_index(reads: list[CardRead], pile: list[int], uv: np.
     top = max((j for j in pile if j not in low), key=lambda j: float(uv[j][0]), default=None)
     if top is None:
         return
-    under = [j for j in low if np.hypot(*(uv[j] - off - uv[top])) < 0.6 and reads[j].card is not reads[top].card]
+    at_second = [j for j in range(len(reads)) if j != top and np.hypot(*(uv[j] - off - uv[top])) < 0.6]
+    if any(reads[j].card is reads[top].card for j in at_second):
+        return  # its own second index read as it: another read of that corner is a misread of it
+    under = [j for j in low if j in at_second and reads[j].card is not reads[top].card]
     if not under:
         return
     second = max(under, key=lambda j: reads[j].score)
