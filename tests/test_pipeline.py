@@ -437,6 +437,26 @@ def test_a_misread_second_index_below_the_bottom_row_is_not_the_waste():
     assert str(layout.pyramid[6][3].card) == truth["pyramid_codes"][6][3]
 
 
+
+@pytest.mark.parametrize("rows_left", [4, 7])
+def test_a_nearly_cleared_pyramids_waste_may_lie_where_the_emptied_lowest_row_showed_second_indices(rows_left):
+    # val_s64_000042 (a still, four rows left): the waste top 9C lay where the second index of an
+    # emptied lowest-row slot would, and was put aside as one for a loose card far to the side
+    # (3S read 3C). With the lowest row's cards there, a lone read there is their second index.
+    from companion.vision.card_read import CardRead
+    from companion.vision.outside import outside_places
+
+    rules = Rules()
+    br = np.array([0.74, 1.33])
+    reads = [CardRead(0, Card.parse("9C"), 0.55, {Card.parse("9S"): 0.19}, uv=(1.48, 7.25)),
+             CardRead(1, Card.parse("3C"), 0.27, {Card.parse("3S"): 0.21}, uv=(-5.22, 7.5))]
+    uv = np.array([rd.uv for rd in reads])
+    dealt = iter(Card.parse(c) for c in CARD_CODES[10:])
+    held = [next(dealt) if k < rows_left * (rows_left + 1) // 2 else None for k in range(28)]
+    waste, _, _, stray = outside_places(rules, reads, [0, 1], uv, br, held, lowest_row=rows_left - 1,
+                                        waste_min_score=0.0, name_tops=True)
+    assert [str(rd.card) for rd in waste[0]] == (["9C"] if rows_left == 4 else ["3C"])
+
 def orphan_scene(mode: str):
     """Slots (0,0)-(3,0) dealt a row apart, (2,0) holding 8S with its first index unseen (a hand)
     and (3,1) empty: 8S's second index lies on (3,1), where it is read as a card of its own.

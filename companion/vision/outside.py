@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 
 from companion.cards import Card
+from companion.layout import br_cover_of
 from companion.rules import Rules
 from companion.vision.card_read import CardRead, dedupe_cards
 from companion.vision.lattice import pyramid_nodes
@@ -116,9 +117,9 @@ def outside_places(rules: Rules, reads: list[CardRead], off: list[int], uv: np.n
         # A pile of reads lying only where the lowest row's second indices lie is a second index
         # read as another card more likely than the waste, which lies lower: the other pile wins
         # (rendered val scenes: 2 of 300 waste tops more right, none lost).
-        seconds = _second_index_places(rules, br_off)
+        seconds = _second_index_places(rules, br_off, held)
         clear = [p for p in piles
-                 if not all(np.hypot(*(seconds - uv[j]).T).min() < SECOND_INDEX_NEAR for j in p)]
+                 if not len(seconds) or not all(np.hypot(*(seconds - uv[j]).T).min() < SECOND_INDEX_NEAR for j in p)]
         if clear and len(clear) < len(piles):
             stray += [j for p in piles if p not in clear for j in p]
             piles = clear
@@ -202,11 +203,20 @@ def _misread_second_index(rules: Rules, read: CardRead, at: np.ndarray, br_off: 
     return False
 
 
-def _second_index_places(rules: Rules, br_off: np.ndarray) -> np.ndarray:
-    """Lattice places of the second (bottom-right) indices of the lowest row's cards."""
+def _second_index_places(rules: Rules, br_off: np.ndarray,
+                         held: Optional[list[Optional[Card]]] = None) -> np.ndarray:
+    """Lattice places of the second (bottom-right) indices of the lowest row's cards; with ``held``
+    (each node's card) and that row emptied, of the cards held whose bottom-right corner no card
+    held lies on (val_s64_000042, four rows left: the waste top, lying where an emptied lowest-row
+    slot's second index would, was put aside for a loose card). (A lowest row with a card left may
+    have a card whose first index went unread: its second index still lies there.)"""
     _, uv = pyramid_nodes(rules.rows, rules.inverted)
-    low = uv[:, 1] == uv[:, 1].max()
-    return uv[low] + np.asarray(br_off, float)
+    shown = uv[:, 1] == uv[:, 1].max()
+    if held is not None and not any(held[m] is not None for m in np.flatnonzero(shown) if m < len(held)):
+        cover = br_cover_of(rules.rows, rules.inverted)
+        shown = np.array([m < len(held) and held[m] is not None and (cover[m] < 0 or held[cover[m]] is None)
+                          for m in range(len(uv))], bool)
+    return uv[shown] + np.asarray(br_off, float)
 
 
 def low_reads(js: list[int], uv: np.ndarray, br_off: np.ndarray) -> set[int]:
