@@ -171,7 +171,8 @@ def turned_on_slots(winner: list[int], used: np.ndarray, turned: np.ndarray, lai
     the slot. Its slot is left empty and the read claims nothing. (Once only where the second index
     of a card placed on another slot lies, rendered val, 600 scenes: 2 with fewer slots wrong, none
     with more; with the turn net shipped since, any open slot: 1,200 scenes, 9 more with fewer
-    slots wrong, 1 with more: val_s64_000260, val_s66_000164 a card read on an emptied slot.)"""
+    slots wrong, e.g. val_s66_000164's card read on an emptied slot, 1 with more: val_s66_000103,
+    hands over the pyramid.)"""
     for node, j in enumerate(winner):
         if j >= 0 and turned[j] and not lain_on[node]:
             winner[node] = -1
