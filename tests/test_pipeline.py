@@ -826,7 +826,7 @@ def test_a_turned_read_on_an_open_slot_is_a_second_index(turned, lain_on):
     from companion.vision.slots import pyramid_nodes
 
     rules = Rules()
-    nodes_ri, nodes_uv = pyramid_nodes(rules.rows, rules.inverted)
+    nodes_ri, _ = pyramid_nodes(rules.rows, rules.inverted)
     node = {(int(r), int(i)): k for k, (r, i) in enumerate(nodes_ri)}
     winner = [-1] * len(nodes_ri)
     winner[node[(3, 2)]], winner[node[(4, 3)]] = 0, 1
@@ -900,7 +900,7 @@ def _misread_with_turns(truth, where, code, score, alts, told_up):
     """``truth``'s clean reads, the first index at ``where`` read as ``code`` with ``alts``, each
     read told upright (first indices) or turned (second ones), that one ``told_up``."""
     dets = clean(truth)
-    labels = [l for l in truth["labels"]]
+    labels = truth["labels"]
     j = next(k for k, l in enumerate(labels) if l["where"] == where and l["which"] != "br")
     class_id, conf = dets.class_id.copy(), dets.confidence.copy()
     alt_ids, alt_sc = dets.alt_class_id.copy(), dets.alt_confidence.copy()
