@@ -101,3 +101,36 @@ def test_a_game_followed_from_a_nearly_cleared_pyramid_is_accepted_right(seed, l
     assert fuser.accepted is not None
     assert fuser.accepted.to_json()["pyramid"] == truth["pyramid_codes"]
     assert [str(c) for c in fuser.accepted.waste_tops()] == [truth["waste"][0]["top"]]
+
+
+def test_a_searched_fit_with_rows_across_the_cards_gives_way():
+    """val_s66_000053 (these are its reads): the apex KH and the two cards under it, 2H and 2D, each
+    showing both indices, were placed as 2H KH in one row and 2D under them, the apex's slot out of
+    the picture: a lattice whose rows run at 90 degrees to the cards' own diagonals, scoring as
+    high as the true one. Such a fit keeps no margin; the waste, 9H, lies far below."""
+    from companion.cards import CARD_CODES
+    from companion.vision.detections import Detections
+    codes = ["2D", "2H", "2H", "9H", "2D", "KH", "9H", "KD"]
+    dets = Detections(
+        np.array([[705.9, 92.5, 728.0, 139.5], [553.5, 111.9, 577.9, 157.1], [670.5, 221.0, 693.2, 262.8],
+                  [492.4, 561.1, 512.0, 592.2], [808.9, 213.6, 828.7, 253.4], [629.6, 28.6, 652.0, 74.9],
+                  [591.3, 642.6, 610.3, 672.1], [461.1, 659.2, 478.8, 683.2]], np.float32),
+        np.array([CARD_CODES.index(c) for c in codes]),
+        np.array([0.8, 0.78, 0.78, 0.77, 0.75, 0.75, 0.73, 0.07], np.float32))
+    reading = LayoutPipeline(track=False).read(dets, -1, (1280, 720))
+    assert reading.layout is not None, reading.problems
+    assert reading.layout.to_json()["pyramid"][:3] == [["KH"], ["2H", "2D"], [None, None, None]]
+    assert [str(c) for c in reading.layout.waste_tops()] == ["9H"]
+
+
+def test_rows_across_cards_needs_two_cards_that_agree_and_reads_either_way_along_them():
+    from companion.vision.few_cards import _rows_across_cards
+
+    def lattice(u, v):
+        return np.array([[u[0], v[0], 600.0], [u[1], v[1], 100.0], [0.0, 0.0, 1.0]])
+    diags = np.array([[60.0, 90.0], [62.0, 93.0]])
+    upright, across = lattice((100, 0), (0, 60)), lattice((0, 100), (-60, 0))
+    assert not _rows_across_cards(upright, diags) and not _rows_across_cards(upright, -diags)
+    assert _rows_across_cards(across, diags) and _rows_across_cards(across, -diags)
+    assert not _rows_across_cards(across, diags[:1])                       # one card says nothing
+    assert not _rows_across_cards(across, np.array([[60.0, 90.0], [120.0, 20.0]]))  # two that disagree

@@ -21,8 +21,10 @@ reads contradict the lattice and one and a half per card on two slots; minus hal
 read near the cards left that sits on no slot and is no second index, a quarter per read above
 the apex (the stock and the waste lie below), and one and a half for one card alone with nothing
 below it (as likely the waste of a cleared pyramid). The best replaces a searched fit placing a
-few reads when it scores ``MARGIN`` higher (``better_fit``); the pipeline then looks for the
-waste right below the cards left (``FewCards``).
+few reads when it scores ``MARGIN`` higher (``better_fit``), or at all when that fit's rows run
+across the cards, at a turn from their diagonals no dealt pyramid shows (``_rows_across_cards``:
+rendered val, 5 of 1,200 scenes more right, 2 already wrong more wrong); the pipeline then looks
+for the waste right below the cards left (``FewCards``).
 """
 
 from __future__ import annotations
@@ -286,13 +288,39 @@ def better_fit(fit: Optional[LatticeFit], pts: np.ndarray, primary: np.ndarray, 
     else:
         b_score, b_kept, b_second = few_score(fit.homography[None], pts, pair_idx, rows, frame_size)
         base = float(b_score[0])
-    if scores[best] > max(base + (MARGIN if fit is not None and fit.inliers >= 3 else 0.0), MIN_SCORE):
+    # A searched fit whose rows run across the cards' own diagonals (val_s66_000053: three cards
+    # read as a row and a card under it, the rows at 90 degrees to the cards) counts for nothing.
+    if fit is not None and _rows_across_cards(fit.homography, diag[np.isfinite(diag[:, 0])]):
+        base = -np.inf
+    margin = MARGIN if fit is not None and fit.inliers >= 3 else 0.0
+    if scores[best] > max(base + margin, MIN_SCORE):
         few = _few_cards(kept[best], second[best], rows)
         return _placed(fit_points, h[best], rows, few.slots), few
     if fit is not None and scores[best] >= base and b_kept[0].any() and _same_slots(
             fit.homography, h[best], rows, np.flatnonzero(b_kept[0])):
         return fit, _few_cards(b_kept[0], b_second[0], rows)  # the same lattice, found both ways
     return fit, None
+
+
+def _rows_across_cards(h: np.ndarray, diags: np.ndarray) -> bool:
+    """Whether the lattice ``h`` runs its rows at a turn no card lies at: two or more cards whose
+    diagonals (first index -> second, ``diags``) agree say how the cards lie, and the rows at the
+    apex turn from that diagonal outside ``_TURN`` (either way along it: a layout far from upright
+    puts a card's second index above its first)."""
+    d = diags[np.hypot(*diags.T) >= 1.0] if len(diags) else diags
+    if len(d) < 2:
+        return False
+    length, angle = np.hypot(*d.T), np.arctan2(d[:, 1], d[:, 0])
+    gap = np.abs((angle[:, None] - angle[None, :] + np.pi) % (2 * np.pi) - np.pi)
+    agree = (gap < np.radians(20)) & (np.abs(np.log(length[:, None] / length[None, :])) < np.log(1.33))
+    best = int(agree.sum(1).argmax())
+    if agree[best].sum() < 2:
+        return False
+    typical = np.median(d[agree[best]], 0)
+    xy = apply_h(h, np.array([[-0.5, 1.0], [0.5, 1.0]]))
+    u = xy[1] - xy[0]
+    turn = np.degrees(np.arctan2(u[0] * typical[1] - u[1] * typical[0], u @ typical))
+    return not any(_TURN[0] <= t <= _TURN[1] for t in (turn, turn + 180.0, turn - 180.0))
 
 
 def few_cards_on(h: np.ndarray, pts: np.ndarray, pair_idx: np.ndarray, rows: int,
