@@ -313,3 +313,43 @@ def test_lattices_grown_alike_are_placed_once_and_bent_ones_again():
     assert 2 * SIGNATURE_PX < moved < 0.1 * 80.0
     bent_sig = _lattice_signature(pts, bent, DEFAULT_TOL, ASSIGN_TOL)
     assert bent_sig[0] == sig[0] and bent_sig != sig
+
+
+def _row_up(h, k):
+    from companion.vision.slots import _ROW_UP
+    return h @ np.linalg.inv(_ROW_UP[k])
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_a_fit_a_row_off_with_no_apex_is_moved_up_to_it(k):
+    """val_s64_000263: the lattice a row lower (the true (r, i) called (r + 1, i), or (r + 1, i + 1)
+    on the other edge) places every read too, but leaves the apex empty: never so in a pyramid."""
+    from companion.vision.slots import closed_at_apex, place_with
+    rng = np.random.default_rng(7 + k)
+    ri, _ = pyramid_nodes(7)
+    present = ri[:, 0] <= 4
+    pts, truth = corner_set(rng, present=present, tilt=30.0, roll=10.0, jitter=0.03)
+    fit = fit_pyramid(pts)
+    np.testing.assert_array_equal(fit.node_of_point, truth)
+    off = place_with(pts, _row_up(fit.homography, k))
+    assert off.inliers == len(pts) and not (off.node_of_point == 0).any()
+    moved = closed_at_apex(off, pts, sure=len(pts))
+    np.testing.assert_array_equal(moved.node_of_point, truth)
+
+
+def test_a_pyramid_missing_only_its_apex_read_stays_where_it_is():
+    """val_s66_000181: the apex's corner unread, the right edge read surely: a row up would lose
+    those reads, so the fit stays; with them read faintly (not sure) it moves."""
+    from companion.vision.slots import closed_at_apex, place_with
+    rng = np.random.default_rng(3)
+    ri, _ = pyramid_nodes(7)
+    pts, truth = corner_set(rng, present=ri[:, 0] <= 4, tilt=20.0, roll=-5.0, jitter=0.03)
+    h = fit_pyramid(pts).homography
+    pts, truth = pts[truth != 0], truth[truth != 0]
+    fit = place_with(pts, h)
+    np.testing.assert_array_equal(fit.node_of_point, truth)
+    assert closed_at_apex(fit, pts, sure=len(pts)) is fit
+    edge = ri[truth][:, 0] == ri[truth][:, 1]      # the right edge's reads, last: not named surely
+    order = np.argsort(edge, kind="stable")
+    moved = closed_at_apex(place_with(pts[order], h), pts[order], sure=int((~edge).sum()))
+    assert (moved.node_of_point == 0).any()

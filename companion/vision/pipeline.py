@@ -63,7 +63,7 @@ from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, OWN_SLOT_TOL, 
                                            place_orphans, turned_on_slots,
                                            pair_indices, second_indices)
 from companion.vision.lattice import in_frame
-from companion.vision.slots import (LatticeFit, assign_points, convincing, covering, fit_pyramid, in_area,
+from companion.vision.slots import (LatticeFit, closed_at_apex, assign_points, convincing, covering, fit_pyramid, in_area,
                                     place_with, pyramid_nodes, same_place, violations)
 
 #: Slot scores under this are reported for checking.
@@ -264,6 +264,8 @@ class LayoutPipeline(SecondLooks):
                                     frame_size=image_size)
                 if refit is not None and refit.inliers > fit.inliers:
                     fit, primary = refit, again
+        if fit is not None and not fit.tracked:
+            fit = closed_at_apex(fit, np.vstack([centers[primary], weak]), int(primary.sum()))
         few: Optional[FewCards] = None
         if fit is None or not fit.tracked:
             # A nearly cleared pyramid: a few cards, which the search may put on a wrong lattice.
