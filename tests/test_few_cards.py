@@ -134,3 +134,23 @@ def test_rows_across_cards_needs_two_cards_that_agree_and_reads_either_way_along
     assert _rows_across_cards(across, diags) and _rows_across_cards(across, -diags)
     assert not _rows_across_cards(across, diags[:1])                       # one card says nothing
     assert not _rows_across_cards(across, np.array([[60.0, 90.0], [120.0, 20.0]]))  # two that disagree
+
+
+def test_a_line_of_cards_dealt_unevenly_down_an_edge_is_placed_by_its_mean_step():
+    """val_s64_000154 (these are its reads): 7D, AH, 5H, 7H and 4D left down the right edge, dealt
+    unevenly (steps of 88, 60, 81 and 60 px across): a lattice from the apex's first step alone
+    places no more than three of them, and AH became the apex. Taken four cards down the edge, the
+    mean step places all five."""
+    from companion.cards import CARD_CODES
+    from companion.vision.detections import Detections
+    codes = ["7H", "5H", "7D", "AH", "4D", "4D", "2H"]
+    dets = Detections(
+        np.array([[900.9, 190.4, 924.4, 221.8], [820.2, 147.1, 843.7, 181.2], [671.9, 56.2, 695.4, 93.6],
+                  [760.4, 94.5, 783.8, 130.2], [1027.3, 312.9, 1048.6, 337.5], [960.7, 233.6, 983.8, 262.0],
+                  [745.3, 435.4, 769.2, 455.5]], np.float32),
+        np.array([CARD_CODES.index(c) for c in codes]),
+        np.array([0.82, 0.81, 0.79, 0.79, 0.77, 0.62, 0.21], np.float32))
+    reading = LayoutPipeline(track=False).read(dets, -1, (1280, 720))
+    assert reading.layout is not None, reading.problems
+    assert [row[-1] for row in reading.layout.to_json()["pyramid"][:5]] == ["7D", "AH", "5H", "7H", "4D"]
+    assert sum(c is not None for row in reading.layout.to_json()["pyramid"] for c in row) == 5

@@ -12,8 +12,9 @@ that explains as many reads. Two facts decide instead:
   distance between a card's two indices; the rows turned about -53 degrees from that diagonal).
 
 Hypotheses: three reads on three nodes of a small closed set (an affine map exactly), two reads
-as the apex and a card under it with the pair's diagonal giving the lattice's turn, one read as
-the apex alone. Each is scored on every read (``few_score``): a point per slot holding a card
+as the apex and a card under it with the pair's diagonal giving the lattice's turn (or a card
+further down an edge with a card read between: a line dealt unevenly is placed by its mean
+step; rendered val 3 scenes more right, none less), one read as the apex alone. Each is scored on every read (``few_score``): a point per slot holding a card
 (a first index on it, or a lone second index down-right of it) with a card under it, or in the
 top two rows (a card above may be unread); minus a point per card lying on an empty slot in view;
 half a point per card whose second index lies where it should, minus a point per card whose two
@@ -67,6 +68,10 @@ _ONE_PITCH, _ONE_STEP = 0.91, 0.4
 #: the angle between rows and "down" (99% of the angles within 68-110 degrees).
 _PITCH, _STEP = (0.5, 1.6), (0.17, 1.4)
 _TURN = (30.0, 72.0)
+#: A card under the apex may be taken this many cards down an edge (the rows' length less one)...
+_EDGE_STEPS = 6
+#: ... with a read within this share of a step of each node between.
+_EDGE_NEAR = 0.35
 _STEP_PER_PITCH = (0.18, 1.8)
 _MAX_SKEW = 0.4
 
@@ -106,8 +111,8 @@ def _triples(pts: np.ndarray, rows: int) -> np.ndarray:
 
 def _from_pairs(pts: np.ndarray, diag: np.ndarray) -> np.ndarray:
     """Lattices from a read taken for the apex (its card's diagonal ``diag``, NaN when unknown) and
-    another for a card under it (the rows' turn from the diagonal tried within its usual range,
-    the most usual first), or the apex alone."""
+    another for a card under it or further down an edge (``_edge_steps``; the rows' turn from the
+    diagonal tried within its usual range, the most usual first), or the apex alone."""
     n = len(pts)
     out = []
     has = np.flatnonzero(np.isfinite(diag[:, 0]))
@@ -116,6 +121,7 @@ def _from_pairs(pts: np.ndarray, diag: np.ndarray) -> np.ndarray:
         d = diag[has]
         out.append(_frame_h(_ONE_PITCH * d @ _rot(_ROW_TURN).T, _ONE_STEP * d @ _rot(_ROW_TURN + 90).T, pts[has]))
     fallback = np.nanmedian(diag, 0) if len(has) else None
+    steps = _edge_steps(pts)
     for turn in _ROW_TURNS:
         ru, rv = _rot(turn), _rot(turn + 90)
         for i in range(n):
@@ -123,15 +129,31 @@ def _from_pairs(pts: np.ndarray, diag: np.ndarray) -> np.ndarray:
             if d is None or np.hypot(*d) < 1.0:  # (two reads of one corner: no diagonal)
                 continue
             cu, cv = ru @ d, rv @ d
-            for j in range(n):
-                if j == i:
-                    continue
-                off = pts[j] - pts[i]
+            for off in steps[i]:
                 for side in (-0.5, 0.5):  # the card under it on the left (node 1) or the right (node 2)
                     alpha, beta = np.linalg.solve(np.column_stack([side * cu, cv]), off)
                     if _PITCH[0] <= alpha <= _PITCH[1] and _STEP[0] <= beta <= _STEP[1]:
                         out.append(_frame_h((alpha * cu)[None], (beta * cv)[None], pts[i][None]))
     return np.concatenate(out) if out else np.zeros((0, 3, 3))
+
+
+def _edge_steps(pts: np.ndarray) -> list[np.ndarray]:
+    """Per read taken for the apex, the offsets (m, 2) to a card under it: to every other read, and
+    to every other read taken k (2 to ``_EDGE_STEPS``) cards down an edge with a read near each
+    card between, the k-th of the way (a line of cards dealt unevenly: the mean step places the
+    last as well as the first, val_s64_000154)."""
+    n = len(pts)
+    whole = pts[None, :, :] - pts[:, None, :]                 # (i, j, 2)
+    out = [[whole[i, j] for j in range(n) if j != i] for i in range(n)]
+    for k in range(2, 1 + _EDGE_STEPS):
+        off = whole / k
+        ok = ~np.eye(n, dtype=bool)
+        for m in range(1, k):
+            at = pts[:, None, None, :] + m * off[:, :, None, :] - pts[None, None, :, :]   # (i, j, n, 2)
+            ok &= np.hypot(at[..., 0], at[..., 1]).min(2) < _EDGE_NEAR * np.hypot(off[..., 0], off[..., 1])
+        for i, j in zip(*np.nonzero(ok)):
+            out[i].append(off[i, j])
+    return [np.asarray(o).reshape(-1, 2) for o in out]
 
 
 def _plausible(h: np.ndarray, diag: Optional[np.ndarray]) -> np.ndarray:
