@@ -107,7 +107,7 @@ def test_a_searched_fit_with_rows_across_the_cards_gives_way():
     """val_s66_000053 (these are its reads): the apex KH and the two cards under it, 2H and 2D, each
     showing both indices, were placed as 2H KH in one row and 2D under them, the apex's slot out of
     the picture: a lattice whose rows run at 90 degrees to the cards' own diagonals, scoring as
-    high as the true one. Such a fit keeps no margin; the waste, 9H, lies far below."""
+    high as the true one. Such a fit counts for nothing; the waste, 9H, lies far below."""
     from companion.cards import CARD_CODES
     from companion.vision.detections import Detections
     codes = ["2D", "2H", "2H", "9H", "2D", "KH", "9H", "KD"]

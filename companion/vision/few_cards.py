@@ -11,21 +11,22 @@ that explains as many reads. Two facts decide instead:
   gaps the person dealt with (rendered val: row pitch 0.5-1.5, row step 0.2-1.3 times the
   distance between a card's two indices; the rows turned about -53 degrees from that diagonal).
 
-Hypotheses: three reads on three nodes of a small closed set (an affine map exactly), two reads
-as the apex and a card under it with the pair's diagonal giving the lattice's turn (or a card
-further down an edge with a card read between: a line dealt unevenly is placed by its mean
-step; rendered val 3 scenes more right, none less), one read as the apex alone. Each is scored on every read (``few_score``): a point per slot holding a card
-(a first index on it, or a lone second index down-right of it) with a card under it, or in the
-top two rows (a card above may be unread); minus a point per card lying on an empty slot in view;
-half a point per card whose second index lies where it should, minus a point per card whose two
-reads contradict the lattice and one and a half per card on two slots; minus half a point per
-read near the cards left that sits on no slot and is no second index, a quarter per read above
-the apex (the stock and the waste lie below), and one and a half for one card alone with nothing
-below it (as likely the waste of a cleared pyramid). The best replaces a searched fit placing a
-few reads when it scores ``MARGIN`` higher (``better_fit``), or at all when that fit's rows run
-across the cards, at a turn from their diagonals no dealt pyramid shows (``_rows_across_cards``:
-rendered val, 5 of 1,200 scenes more right, 2 already wrong more wrong); the pipeline then looks
-for the waste right below the cards left (``FewCards``).
+Hypotheses: three reads on three nodes of a small closed set (an affine map exactly), two reads as
+the apex and a card under it with the pair's diagonal giving the lattice's turn (or a card further
+down an edge with a card read near each node between: a line dealt unevenly is placed by its mean
+step; rendered val, 3 scenes more right, none less), one read as the apex alone. Each is scored on
+every read (``few_score``): a point per slot holding a card (a first index on it, or a lone second
+index down-right of it) with a card under it, or in the top two rows (a card above may be unread);
+minus a point per card lying on an empty slot in view; half a point per card whose second index
+lies where it should, minus a point per card whose two reads contradict the lattice and one and a
+half per card on two slots; minus half a point per read near the cards left that sits on no slot
+and is no second index, a quarter per read above the apex (the stock and the waste lie below), and
+one and a half for one card alone with nothing below it (as likely the waste of a cleared
+pyramid). The best replaces a searched fit placing a few reads when it scores ``MARGIN`` higher
+(``better_fit``), or at all when that fit's rows run across the cards, at a turn from their
+diagonals no dealt pyramid shows (``_rows_across_cards``: rendered val, 5 of 1,200 scenes more
+right, 2 already wrong more wrong); the pipeline then looks for the waste right below the cards
+left (``FewCards``).
 """
 
 from __future__ import annotations

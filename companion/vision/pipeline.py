@@ -63,8 +63,8 @@ from companion.vision.second_index import (DEFAULT_SECOND_OFFSET, OWN_SLOT_TOL, 
                                            place_orphans, turned_on_slots,
                                            pair_indices, second_indices)
 from companion.vision.lattice import in_frame
-from companion.vision.slots import (LatticeFit, closed_at_apex, assign_points, convincing, covering, fit_pyramid, in_area,
-                                    place_with, pyramid_nodes, same_place, violations)
+from companion.vision.slots import (LatticeFit, assign_points, closed_at_apex, convincing, covering, fit_pyramid,
+                                    in_area, place_with, pyramid_nodes, same_place, violations)
 
 #: Slot scores under this are reported for checking.
 LOW_SCORE = 0.5

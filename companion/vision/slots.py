@@ -120,9 +120,9 @@ _ROW_UP = (np.array([[1.0, 0.0, -0.5], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]),
 
 def closed_at_apex(fit: LatticeFit, points: np.ndarray, sure: int,
                    assign_tol: float = ASSIGN_TOL) -> LatticeFit:
-    """A searched fit with an empty apex, or the same lattice a row down its left or right edge
-    when that puts a card on the apex, lies on no empty slot and places every read among the
-    first ``sure`` of ``points`` (the reads named surely) that the fit placed.
+    """The searched ``fit``, or, when it leaves the apex empty, the same lattice moved a row up
+    either edge if that puts a card on the apex, lies on no empty slot and places every read among
+    the first ``sure`` of ``points`` (the reads named surely) that the fit placed.
 
     The apex is the last card of a pyramid to go, so a pyramid with cards left and no apex is a
     fit placed a row off: a partly cleared pyramid's right edge read nowhere but for faint corners
