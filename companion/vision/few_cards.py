@@ -313,7 +313,7 @@ def better_fit(fit: Optional[LatticeFit], pts: np.ndarray, primary: np.ndarray, 
         base = float(b_score[0])
     # A searched fit whose rows run across the cards' own diagonals (val_s66_000053: three cards
     # read as a row and a card under it, the rows at 90 degrees to the cards) counts for nothing.
-    if fit is not None and _rows_across_cards(fit.homography, diag[np.isfinite(diag[:, 0])]):
+    if fit is not None and _rows_across_cards(fit.homography, known):
         base = -np.inf
     margin = MARGIN if fit is not None and fit.inliers >= 3 else 0.0
     if scores[best] > max(base + margin, MIN_SCORE):
@@ -330,7 +330,7 @@ def _rows_across_cards(h: np.ndarray, diags: np.ndarray) -> bool:
     diagonals (first index -> second, ``diags``) agree say how the cards lie, and the rows at the
     apex turn from that diagonal outside ``_TURN`` (either way along it: a layout far from upright
     puts a card's second index above its first)."""
-    d = diags[np.hypot(*diags.T) >= 1.0] if len(diags) else diags
+    d = diags[np.hypot(*diags.T) >= 1.0]
     if len(d) < 2:
         return False
     length, angle = np.hypot(*d.T), np.arctan2(d[:, 1], d[:, 0])
